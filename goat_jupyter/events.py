@@ -1,0 +1,79 @@
+"""Events the agent loop and the executor emit; renderers turn them into output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from goat_jupyter.tools.base import ToolOutput
+
+
+@dataclass
+class TextDelta:
+    text: str
+    agent_id: str | None = None
+
+
+@dataclass
+class ToolStarted:
+    call_id: str
+    name: str
+    title: str
+    args: dict[str, Any]
+    agent_id: str | None = None
+
+
+@dataclass
+class ToolProgress:
+    call_id: str
+    title: str | None = None
+    output: str | None = None  # appended output since the last event
+    agent_id: str | None = None
+
+
+@dataclass
+class ToolFinished:
+    call_id: str
+    name: str
+    output: ToolOutput
+    elapsed_s: float
+    agent_id: str | None = None
+
+
+@dataclass
+class TurnUsage:
+    turn: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    agent_id: str | None = None
+
+
+@dataclass
+class Notice:
+    """Something the user should know that is not model text (retries, fallbacks, interrupts)."""
+
+    text: str
+    level: str = "info"  # info | warning | error
+    agent_id: str | None = None
+
+
+@dataclass
+class RunFinished:
+    turns: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    elapsed_s: float
+    stop_reason: str  # end_turn | max_turns | interrupted | error
+    extra: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
+
+
+Event = TextDelta | ToolStarted | ToolProgress | ToolFinished | TurnUsage | Notice | RunFinished
+EventSink = Callable[[Event], None]
+
+
+def drop_event(event: Event) -> None:
+    return None

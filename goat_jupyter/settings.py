@@ -1,0 +1,133 @@
+"""Settings: defaults < ~/.goat/settings.json < .goat/settings.json < environment < runtime."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from goat_jupyter.errors import InvalidInputError
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+    "dontAsk",
+)
+
+
+class PermissionRules(BaseModel):
+    """Claude Code's `permissions` block."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
+
+
+class Settings(BaseModel):
+    """Everything a user can configure; unknown keys in files are ignored, not fatal."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, validate_assignment=True)
+
+    model: str = "gpt-4o-mini"
+    small_model: str | None = None
+    permission_mode: PermissionMode = "default"
+    max_turns: int = Field(default=50, ge=1, le=1000)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1)
+    show_usage: bool = True
+    web_search_provider: str = "duckduckgo"
+    model_aliases: dict[str, str] = Field(default_factory=dict)
+    permissions: PermissionRules = Field(default_factory=PermissionRules)
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")
+
+
+# Settings the Config tool and `%goat config` may change at runtime (flat, scalar values).
+RUNTIME_KEYS: tuple[str, ...] = (
+    "model",
+    "small_model",
+    "permission_mode",
+    "max_turns",
+    "temperature",
+    "max_tokens",
+    "show_usage",
+    "web_search_provider",
+)
+
+_ENV_KEYS = {
+    "GOAT_MODEL": "model",
+    "GOAT_SMALL_MODEL": "small_model",
+    "GOAT_PERMISSION_MODE": "permission_mode",
+}
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        if key == "permissions" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            rules: dict[str, Any] = dict(merged[key])
+            incoming: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+            for name, items in incoming.items():
+                if isinstance(items, list) and isinstance(rules.get(name), list):
+                    rules[name] = [*rules[name], *items]
+                else:
+                    rules[name] = items
+            merged[key] = rules
+        else:
+            merged[key] = value
+    return merged
+
+
+def user_settings_path() -> Path:
+    return Path(os.environ.get("GOAT_HOME", Path.home() / ".goat")) / "settings.json"
+
+
+def workspace_settings_path(workspace: Path) -> Path:
+    return workspace / ".goat" / "settings.json"
+
+
+def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Settings:
+    """Layer the user file, the workspace file and the environment over the defaults."""
+    env = os.environ if environ is None else environ
+    data = _merge(_read_json(user_settings_path()), _read_json(workspace_settings_path(workspace)))
+    for var, key in _ENV_KEYS.items():
+        if env.get(var):
+            data[key] = env[var]
+    try:
+        return Settings.model_validate(data)
+    except ValidationError:
+        # A broken file must not stop the agent: fall back to defaults plus environment.
+        return Settings.model_validate({k: v for k, v in data.items() if k in _ENV_KEYS.values()})
+
+
+def coerce_setting(key: str, value: object) -> object:
+    """Validate one runtime value; raises InvalidInputError naming the valid keys or values."""
+    if key not in RUNTIME_KEYS:
+        raise InvalidInputError(f"Unknown setting '{key}'. Valid settings: {', '.join(RUNTIME_KEYS)}.")
+    if isinstance(value, str) and value.lower() in ("none", "null", ""):
+        value = None
+    probe = Settings()
+    try:
+        setattr(probe, key, value)
+    except ValidationError as exc:
+        hint = f" Valid values: {', '.join(PERMISSION_MODES)}." if key == "permission_mode" else ""
+        reason = exc.errors()[0]["msg"]
+        raise InvalidInputError(f"Invalid value {value!r} for '{key}': {reason}.{hint}") from None
+    return getattr(probe, key)

@@ -1,0 +1,21 @@
+"""ListMcpResources: resources offered by the connected MCP servers."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+
+
+class ListMcpResourcesInput(ToolInput):
+    server: str | None = Field(default=None, description="Only this server's resources.")
+
+
+class ListMcpResourcesTool(Tool[ListMcpResourcesInput]):
+    name = "ListMcpResources"
+    input_model = ListMcpResourcesInput
+    side_effect = "read_only"
+
+    async def run(self, args: ListMcpResourcesInput, ctx: ToolContext) -> ToolOutput | str:
+        manager = ctx.service("mcp", self.name)
+        return await manager.list_resources(args.server)

@@ -1,0 +1,254 @@
+"""The executor: the one place for lookup, validation, hooks, permissions, bounding and errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import ValidationError
+
+from goat_jupyter.errors import (
+    GoatError,
+    InvalidInputError,
+    PermissionDeniedError,
+    UnknownToolError,
+)
+from goat_jupyter.events import EventSink, ToolFinished, ToolProgress, ToolStarted, drop_event
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.bounding import cut_middle
+
+if TYPE_CHECKING:
+    from goat_jupyter.state import SessionState
+    from goat_jupyter.tools.registry import Registry
+
+MAX_CONCURRENT_READS = 10
+EMPTY_RESULT = "(Tool completed with no output)"
+
+
+@dataclass
+class ToolCall:
+    """One call as the model made it; `arguments` may still be the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+
+
+@dataclass
+class PermissionDecision:
+    behavior: Literal["allow", "deny", "ask"]
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+
+
+@dataclass
+class HookOutcome:
+    """What PreToolUse/PostToolUse hooks said: a decision, changed input, extra context."""
+
+    decision: Literal["allow", "deny", "ask"] | None = None
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    additional_context: list[str] = field(default_factory=lambda: list[str]())
+
+
+class PermissionPolicy(Protocol):
+    async def decide(
+        self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
+    ) -> PermissionDecision: ...
+
+
+class Hooks(Protocol):
+    async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: ToolContext) -> HookOutcome: ...
+
+    async def post_tool_use(
+        self, name: str, args: dict[str, Any], output: ToolOutput, ctx: ToolContext
+    ) -> HookOutcome: ...
+
+
+class AllowAll:
+    """The permission point's default until a real policy is plugged in."""
+
+    async def decide(
+        self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
+    ) -> PermissionDecision:
+        if hook.decision == "deny":
+            return PermissionDecision("deny", hook.reason or "Blocked by a PreToolUse hook.")
+        return PermissionDecision("allow")
+
+
+class NoHooks:
+    async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: ToolContext) -> HookOutcome:
+        return HookOutcome()
+
+    async def post_tool_use(
+        self, name: str, args: dict[str, Any], output: ToolOutput, ctx: ToolContext
+    ) -> HookOutcome:
+        return HookOutcome()
+
+
+def error_output(exc: GoatError, *, title: str = "") -> ToolOutput:
+    """The single boundary where typed errors become `Error: ...` text."""
+    text = f"Error: {exc.message}"
+    if exc.output:
+        text += f"\n{exc.output}"
+    return ToolOutput(text, is_error=True, title=title, metadata={"error_code": exc.code})
+
+
+def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    problems: list[str] = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(input)"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"{where}: unexpected field")
+        elif err["type"] == "missing":
+            problems.append(f"{where}: required field is missing")
+        else:
+            problems.append(f"{where}: {err['msg']} (got {err.get('input')!r:.80})")
+    return (
+        f"Invalid input for {tool_name}: "
+        + "; ".join(problems)
+        + ". Fix the arguments and call the tool again."
+    )
+
+
+def parse_arguments(raw: dict[str, Any] | str) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"The tool arguments are not valid JSON ({exc}). Send a JSON object and call again."
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidInputError("The tool arguments must be a JSON object. Call again with an object.")
+    return value  # pyright: ignore[reportUnknownVariableType]
+
+
+def normalise(output: ToolOutput | str, tool: Tool[Any]) -> ToolOutput:
+    result = output if isinstance(output, ToolOutput) else ToolOutput(output)
+    if not result.content.strip() and not result.attachments:
+        result.content = EMPTY_RESULT
+    result.content = cut_middle(result.content, tool.max_output_chars)
+    return result
+
+
+class Executor:
+    """Runs the model's tool calls against a registry for one session."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        session: SessionState,
+        *,
+        policy: PermissionPolicy | None = None,
+        hooks: Hooks | None = None,
+        emit: EventSink = drop_event,
+        services: dict[str, Any] | None = None,
+        agent_id: str | None = None,
+    ) -> None:
+        self.registry = registry
+        self.session = session
+        self.policy: PermissionPolicy = policy or AllowAll()
+        self.hooks: Hooks = hooks or NoHooks()
+        self.emit = emit
+        self.services = services if services is not None else {}
+        self.agent_id = agent_id
+
+    async def run_calls(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
+        """Consecutive concurrency-safe calls run together (max 10); results keep the model's order."""
+        results: list[ToolOutput] = []
+        index = 0
+        while index < len(calls):
+            batch = [calls[index]]
+            if self._is_concurrent(calls[index]):
+                while index + len(batch) < len(calls) and self._is_concurrent(calls[index + len(batch)]):
+                    batch.append(calls[index + len(batch)])
+            if len(batch) == 1:
+                results.append(await self.run_one(batch[0]))
+            else:
+                results.extend(await self._run_concurrently(batch))
+            index += len(batch)
+        return results
+
+    async def _run_concurrently(self, batch: list[ToolCall]) -> list[ToolOutput]:
+        gate = asyncio.Semaphore(MAX_CONCURRENT_READS)
+
+        async def gated(call: ToolCall) -> ToolOutput:
+            async with gate:
+                return await self.run_one(call)
+
+        return list(await asyncio.gather(*(gated(c) for c in batch)))
+
+    def _is_concurrent(self, call: ToolCall) -> bool:
+        tool = self.registry.get(call.name)
+        return tool is not None and tool.concurrency_safe
+
+    async def run_one(self, call: ToolCall) -> ToolOutput:
+        started = time.perf_counter()
+        tool = self.registry.get(call.name)
+        title = call.name
+        args: dict[str, Any] = {}
+        try:
+            if tool is None:
+                raise UnknownToolError(self._unknown_tool_message(call.name))
+            args = parse_arguments(call.arguments)
+            parsed = self._validate(tool, args)
+            title = tool.title_for(parsed)
+            self.emit(ToolStarted(call.id, tool.name, title, args, self.agent_id))
+            output = await self._run_checked(tool, parsed, args, call)
+        except GoatError as exc:
+            output = error_output(exc, title=title)
+            if tool is None or not args:
+                self.emit(ToolStarted(call.id, call.name, title, args, self.agent_id))
+        output.title = output.title or title
+        self.emit(ToolFinished(call.id, call.name, output, time.perf_counter() - started, self.agent_id))
+        return output
+
+    def _validate(self, tool: Tool[Any], args: dict[str, Any]) -> ToolInput:
+        try:
+            return tool.input_model.model_validate(args)
+        except ValidationError as exc:
+            raise InvalidInputError(describe_validation_error(tool.name, exc)) from None
+
+    async def _run_checked(
+        self, tool: Tool[Any], parsed: ToolInput, args: dict[str, Any], call: ToolCall
+    ) -> ToolOutput:
+        ctx = self._context(call)
+        hook = await self.hooks.pre_tool_use(tool.name, args, ctx)
+        if hook.updated_input is not None:
+            args = hook.updated_input
+            parsed = self._validate(tool, args)
+        decision = await self.policy.decide(tool, parsed, ctx, hook)
+        if decision.behavior != "allow":
+            raise PermissionDeniedError(decision.message or f"Permission to use {tool.name} was denied.")
+        if decision.updated_input is not None:
+            args = decision.updated_input
+            parsed = self._validate(tool, args)
+        try:
+            output = normalise(await tool.run(parsed, ctx), tool)
+        except GoatError as exc:
+            output = error_output(exc)
+        after = await self.hooks.post_tool_use(tool.name, args, output, ctx)
+        extra = [*hook.additional_context, *after.additional_context]
+        if after.decision == "deny" and after.reason:
+            extra.append(after.reason)
+        if extra:
+            output.content += "\n\n" + "\n".join(extra)
+        return output
+
+    def _context(self, call: ToolCall) -> ToolContext:
+        def progress(*, title: str | None = None, output: str | None = None) -> None:
+            self.emit(ToolProgress(call.id, title, output, self.agent_id))
+
+        return ToolContext(self.session, call.id, progress, self.services)
+
+    def _unknown_tool_message(self, name: str) -> str:
+        offered = ", ".join(t.name for t in self.registry.tools() if not t.hidden)
+        return f"There is no tool named '{name}'. Available tools: {offered}."

@@ -1,0 +1,21 @@
+"""TeamDelete (experimental): stop every member of a team."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+
+
+class TeamDeleteInput(ToolInput):
+    team_name: str = Field(min_length=1)
+
+
+class TeamDeleteTool(Tool[TeamDeleteInput]):
+    name = "TeamDelete"
+    input_model = TeamDeleteInput
+    side_effect = "mutating"
+
+    async def run(self, args: TeamDeleteInput, ctx: ToolContext) -> ToolOutput | str:
+        teams = ctx.service("teams", self.name)
+        return await teams.delete(args, ctx)

@@ -15,7 +15,9 @@ def cut_middle(text: str, limit: int) -> str:
     return text[:head] + note + text[len(text) - tail :]
 
 
-def cut_line(line: str, limit: int) -> str:
-    if len(line) <= limit:
+def cut_line(line: str, limit: int, *, full_length: int | None = None) -> str:
+    """Cut one long line with a marker; `full_length` is its real length when `line` is only its start."""
+    length = len(line) if full_length is None else full_length
+    if length <= limit:
         return line
-    return line[:limit] + f"... [line cut, {len(line) - limit} more characters]"
+    return line[:limit] + f"... [line cut, {length - limit} more characters]"

@@ -2,14 +2,54 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 from pydantic import Field
 
+from goat_jupyter.errors import ConflictError, InvalidPathError, PermissionDeniedError
+from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.fileio import TextFormat, count_lines, os_errors, sniff_format, write_text_atomic
 
 
 class WriteInput(ToolInput):
     file_path: str = Field(description="Path of the file to write (absolute, or relative to the cwd).")
     content: str = Field(description="The complete new content of the file.")
+
+
+async def notebook_is_open(ctx: ToolContext, path: Path) -> bool:
+    """Whether the notebook bridge (when attached) reports `path` open in the frontend."""
+    is_open = getattr(ctx.services.get("bridge"), "is_open", None)
+    if is_open is None:
+        return False
+    return bool(await is_open(str(path)))
+
+
+def ensure_parent(path: Path) -> None:
+    """Create the missing parent folders of `path`, with errors the model can act on."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InvalidPathError(f"Cannot create {path}: part of its folder path is a file.") from None
+    except PermissionError:
+        raise PermissionDeniedError(f"The operating system does not allow creating {path.parent}.") from None
+
+
+def write_file(path: Path, content: str, reads: FileReadState) -> ToolOutput:
+    """Create or replace `path` (existing files keep encoding, line endings and mode)."""
+    if path.is_dir():
+        raise InvalidPathError(f"{path} is a directory; give the path of a file to write.")
+    existed = path.exists()
+    reads.check_writable(path)
+    fmt = sniff_format(path) if existed else TextFormat()
+    ensure_parent(path)
+    write_text_atomic(path, content, fmt)
+    reads.record(path)
+    lines = count_lines(content)
+    verb = "Updated" if existed else "Created"
+    meta = {"path": str(path), "created": not existed, "lines": lines}
+    return ToolOutput(f"{verb} {path} ({lines} lines).", metadata=meta)
 
 
 class WriteTool(Tool[WriteInput]):
@@ -21,6 +61,11 @@ class WriteTool(Tool[WriteInput]):
         return f"Write {args.file_path}"
 
     async def run(self, args: WriteInput, ctx: ToolContext) -> ToolOutput | str:
-        from goat_jupyter.errors import NotAvailableError
-
-        raise NotAvailableError("Write is being built.")
+        path = ctx.resolve_path(args.file_path)
+        if path.suffix.lower() == ".ipynb" and await notebook_is_open(ctx, path):
+            raise ConflictError(
+                f"{path} is open in JupyterLab: writing the file would be undone by the notebook's next save. "
+                "Use NotebookEdit to change its cells."
+            )
+        with os_errors(path, "writing"):
+            return await asyncio.to_thread(write_file, path, args.content, ctx.session.file_reads)

@@ -44,6 +44,8 @@ class Settings(BaseModel):
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
     show_usage: bool = True
+    max_retries: int = Field(default=4, ge=0, le=20)
+    retry_base_delay_s: float = Field(default=1.0, ge=0, le=60)
     web_search_provider: str = "duckduckgo"
     model_aliases: dict[str, str] = Field(default_factory=dict)
     permissions: PermissionRules = Field(default_factory=PermissionRules)
@@ -117,17 +119,45 @@ def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Set
         return Settings.model_validate({k: v for k, v in data.items() if k in _ENV_KEYS.values()})
 
 
+# What each runtime setting accepts, in words, for error messages and the Config listing.
+VALUE_HINTS: dict[str, str] = {
+    "model": "a litellm model name, e.g. gpt-4o-mini or anthropic/claude-sonnet-4-5",
+    "small_model": "a litellm model name, or none to use the main model",
+    "permission_mode": "one of " + ", ".join(PERMISSION_MODES),
+    "max_turns": "a whole number from 1 to 1000",
+    "temperature": "a number from 0 to 2, or none for the provider's default",
+    "max_tokens": "a whole number of at least 1, or none for the provider's default",
+    "show_usage": "true or false",
+    "web_search_provider": "the name of a web search provider, e.g. duckduckgo",
+}
+
+
+def value_hint(key: str) -> str:
+    """What `key` accepts, in words (falls back to the field's type)."""
+    return VALUE_HINTS.get(key) or f"a value of type {Settings.model_fields[key].annotation}"
+
+
 def coerce_setting(key: str, value: object) -> object:
     """Validate one runtime value; raises InvalidInputError naming the valid keys or values."""
     if key not in RUNTIME_KEYS:
         raise InvalidInputError(f"Unknown setting '{key}'. Valid settings: {', '.join(RUNTIME_KEYS)}.")
-    if isinstance(value, str) and value.lower() in ("none", "null", ""):
-        value = None
+    if isinstance(value, str):
+        value = value.strip()
+        if value.lower() in ("none", "null", ""):
+            value = None
+    if isinstance(value, bool) and Settings.model_fields[key].annotation not in (bool, bool | None):
+        raise InvalidInputError(f"Invalid value {value!r} for '{key}'. Valid values: {value_hint(key)}.")
     probe = Settings()
     try:
         setattr(probe, key, value)
     except ValidationError as exc:
-        hint = f" Valid values: {', '.join(PERMISSION_MODES)}." if key == "permission_mode" else ""
         reason = exc.errors()[0]["msg"]
-        raise InvalidInputError(f"Invalid value {value!r} for '{key}': {reason}.{hint}") from None
+        raise InvalidInputError(
+            f"Invalid value {value!r} for '{key}': {reason}. Valid values: {value_hint(key)}."
+        ) from None
     return getattr(probe, key)
+
+
+def runtime_values(settings: Settings) -> dict[str, object]:
+    """The current value of every runtime setting, in RUNTIME_KEYS order."""
+    return {key: getattr(settings, key) for key in RUNTIME_KEYS}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import Field
 
+from goat_jupyter.errors import InvalidInputError
+from goat_jupyter.notebook import CellInfo, FileNotebook, NotebookBackend, find_cell
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 
 
@@ -21,6 +24,11 @@ class NotebookEditInput(ToolInput):
     edit_mode: Literal["replace", "insert", "delete"] = Field(default="replace")
 
 
+def choose_backend(path: Path, ctx: ToolContext) -> NotebookBackend:
+    """The notebook to edit: the .ipynb file (the live bridge in `ctx.services["bridge"]` comes later)."""
+    return FileNotebook(path)
+
+
 class NotebookEditTool(Tool[NotebookEditInput]):
     name = "NotebookEdit"
     input_model = NotebookEditInput
@@ -31,6 +39,65 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         return f"NotebookEdit {args.edit_mode} {target} in {args.notebook_path}"
 
     async def run(self, args: NotebookEditInput, ctx: ToolContext) -> ToolOutput | str:
-        from goat_jupyter.errors import NotAvailableError
+        path = ctx.resolve_path(args.notebook_path)
+        if path.suffix.lower() != ".ipynb":
+            raise InvalidInputError(f"{path} is not a .ipynb notebook. Use Edit for other files.")
+        if args.edit_mode == "insert" and args.cell_type is None:
+            raise InvalidInputError("cell_type is required for insert: give 'code' or 'markdown'.")
+        if args.edit_mode != "insert" and args.cell_id is None:
+            raise InvalidInputError(
+                f"cell_id is required for {args.edit_mode}. Read the notebook to see ids."
+            )
+        backend = choose_backend(path, ctx)
+        if not backend.live:
+            ctx.session.file_reads.check_writable(path)
+        cells = await backend.list_cells()
+        target = None if args.cell_id is None else find_cell(cells, args.cell_id, where=str(path))
+        stamp = _goat_metadata(ctx)
+        if args.edit_mode == "insert" or target is None:
+            message, cell = await _insert(backend, args, target, stamp)
+        elif args.edit_mode == "delete":
+            message, cell = await _delete(backend, target)
+        else:
+            message, cell = await _replace(backend, args, target, stamp)
+        await backend.save()
+        if not backend.live:
+            ctx.session.file_reads.record(path)
+        metadata = {"notebook_path": str(path), "edit_mode": args.edit_mode, **cell}
+        return ToolOutput(message, metadata=metadata)
 
-        raise NotAvailableError("NotebookEdit is being built.")
+
+async def _insert(
+    backend: NotebookBackend, args: NotebookEditInput, after: CellInfo | None, stamp: dict[str, Any]
+) -> tuple[str, dict[str, str]]:
+    cell_type = args.cell_type or "code"
+    new_id = await backend.insert_cell(
+        after.id if after else None, cell_type, args.new_source, metadata=stamp
+    )
+    place = f"after cell {after.id} (index {after.index})" if after else "at the top"
+    message = f"Inserted a new {cell_type} cell with id {new_id} {place} of {backend.path}."
+    return message, {"cell_id": new_id, "cell_type": cell_type}
+
+
+async def _delete(backend: NotebookBackend, target: CellInfo) -> tuple[str, dict[str, str]]:
+    await backend.delete_cell(target.id)
+    message = f"Deleted {target.cell_type} cell {target.id} (index {target.index}) from {backend.path}."
+    return message, {"cell_id": target.id, "cell_type": target.cell_type}
+
+
+async def _replace(
+    backend: NotebookBackend, args: NotebookEditInput, target: CellInfo, stamp: dict[str, Any]
+) -> tuple[str, dict[str, str]]:
+    await backend.replace_cell(target.id, args.new_source, cell_type=args.cell_type, metadata=stamp)
+    new_type = args.cell_type or target.cell_type
+    message = f"Replaced the source of cell {target.id} (index {target.index}) in {backend.path}"
+    if new_type != target.cell_type:
+        message += f"; it is now a {new_type} cell (was {target.cell_type})"
+    if new_type == "code":
+        message += "; its outputs and execution count were cleared"
+    return message + ".", {"cell_id": target.id, "cell_type": new_type}
+
+
+def _goat_metadata(ctx: ToolContext) -> dict[str, Any]:
+    """Marks cells goat wrote, so the user can tell them apart."""
+    return {"goat": {"session": ctx.session.session_id, "model": ctx.session.settings.model}}

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import nbformat
-
 from goat_jupyter.errors import ToolExecutionError
 from goat_jupyter.tools.base import Attachment, ToolOutput
 from goat_jupyter.tools.read_formats import prepare_image
@@ -23,7 +21,6 @@ MAX_NOTEBOOK_IMAGES = 20
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 _TEXT_KINDS = ("text/plain", "text/markdown", "text/latex", "text/html", "application/json")
 _IMAGE_KINDS = ("image/png", "image/jpeg", "image/gif", "image/webp")
-_reads = cast(Callable[..., Mapping[str, Any]], nbformat.reads)  # pyright: ignore[reportUnknownMemberType]
 
 
 @dataclass
@@ -41,8 +38,11 @@ def load_notebook_json(path: Path) -> Mapping[str, Any]:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise ToolExecutionError(f"{path} is not a valid Jupyter notebook: it is not UTF-8 text.") from None
+    import nbformat  # costs ~2 s to import: only when a notebook is actually read
+
+    reads = cast(Callable[..., Mapping[str, Any]], nbformat.reads)  # pyright: ignore[reportUnknownMemberType]
     try:
-        return _reads(text, as_version=4)
+        return reads(text, as_version=4)
     except Exception as exc:  # nbformat raises JSON, schema and conversion errors of many types
         raise ToolExecutionError(f"{path} is not a valid Jupyter notebook: {exc}") from None
 

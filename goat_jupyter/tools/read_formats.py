@@ -7,13 +7,14 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
-
-from PIL import Image, UnidentifiedImageError
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
+from typing import TYPE_CHECKING
 
 from goat_jupyter.errors import InvalidInputError, ToolExecutionError
 from goat_jupyter.tools.base import Attachment, ToolOutput
+
+if TYPE_CHECKING:  # Pillow and pypdf are imported when an image or PDF is read, not at %load_ext
+    from PIL import Image
+    from pypdf import PdfReader
 
 IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 MAX_IMAGE_SIDE = 1568
@@ -49,6 +50,8 @@ class ShownImage:
 
 def prepare_image(raw: bytes) -> ShownImage:
     """Downscale to at most 1568 px on the long side; PNG and JPEG that already fit pass unchanged."""
+    from PIL import Image, UnidentifiedImageError
+
     try:
         image = Image.open(io.BytesIO(raw))
         with image:
@@ -135,6 +138,9 @@ def _describe(chosen: range) -> str:
 
 
 def _open_pdf(path: Path) -> PdfReader:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
     try:
         reader = PdfReader(path)
         if reader.is_encrypted and not reader.decrypt(""):

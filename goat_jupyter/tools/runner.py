@@ -15,6 +15,7 @@ from goat_jupyter.errors import (
     GoatError,
     InvalidInputError,
     PermissionDeniedError,
+    ToolExecutionError,
     UnknownToolError,
 )
 from goat_jupyter.events import EventSink, ToolFinished, ToolProgress, ToolStarted, drop_event
@@ -235,6 +236,10 @@ class Executor:
             output = normalise(await tool.run(parsed, ctx), tool)
         except GoatError as exc:
             output = error_output(exc)
+        except Exception as exc:  # a bug in one tool must not end the run: the model sees it
+            output = error_output(
+                ToolExecutionError(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+            )
         after = await self.hooks.post_tool_use(tool.name, args, output, ctx)
         extra = [*hook.additional_context, *after.additional_context]
         if after.decision == "deny" and after.reason:

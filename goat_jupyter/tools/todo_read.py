@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.todo_write import checklist, summary, todo_metadata
 
 
 class TodoReadInput(ToolInput):
@@ -15,6 +16,8 @@ class TodoReadTool(Tool[TodoReadInput]):
     side_effect = "read_only"
 
     async def run(self, args: TodoReadInput, ctx: ToolContext) -> ToolOutput | str:
-        from goat_jupyter.errors import NotAvailableError
-
-        raise NotAvailableError("TodoRead is being built.")
+        todos = list(ctx.session.todos)
+        metadata = {"todos": todo_metadata(todos)}
+        if not todos:
+            return ToolOutput("The todo list is empty.", metadata=metadata)
+        return ToolOutput(f"Todo list ({summary(todos)}):\n{checklist(todos)}", metadata=metadata)

@@ -1,0 +1,16 @@
+"""Notebook access: the backend protocol, the nbformat file backend, and cell lookup."""
+
+from __future__ import annotations
+
+from goat_jupyter.notebook.bridge import CellInfo, CellType, NotebookBackend, find_cell
+from goat_jupyter.notebook.file_bridge import FileNotebook, atomic_write_text, load_notebook
+
+__all__ = [
+    "CellInfo",
+    "CellType",
+    "FileNotebook",
+    "NotebookBackend",
+    "atomic_write_text",
+    "find_cell",
+    "load_notebook",
+]

@@ -1,0 +1,333 @@
+"""Executor: validation, errors, bounding, concurrency, events, permission policy and hooks."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from goat_jupyter.errors import ConflictError, ToolTimeoutError
+from goat_jupyter.events import Event, ToolFinished, ToolProgress, ToolStarted
+from goat_jupyter.tools import Executor, Registry, Tool, ToolCall, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Attachment
+from goat_jupyter.tools.runner import (
+    EMPTY_RESULT,
+    MAX_CONCURRENT_READS,
+    HookOutcome,
+    PermissionDecision,
+)
+
+FIX_AND_RETRY = "Fix the arguments and call the tool again."
+
+
+class TextInput(ToolInput):
+    text: str = ""
+    count: int = 1
+
+
+class EchoTool(Tool[TextInput]):
+    name = "Echo"
+    input_model = TextInput
+    side_effect = "mutating"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    async def run(self, args: TextInput, ctx: ToolContext) -> ToolOutput | str:
+        self.seen.append(args.text)
+        return args.text * args.count
+
+
+class FailingTool(Tool[TextInput]):
+    name = "Fail"
+    input_model = TextInput
+
+    async def run(self, args: TextInput, ctx: ToolContext) -> ToolOutput | str:
+        raise ConflictError(f"could not do {args.text}", output="partial output")
+
+
+class BigTool(Tool[TextInput]):
+    name = "Big"
+    input_model = TextInput
+    max_output_chars = 200
+
+    async def run(self, args: TextInput, ctx: ToolContext) -> ToolOutput | str:
+        return "HEAD" + "x\n" * 5000 + "TAIL"
+
+
+class AttachmentTool(Tool[TextInput]):
+    name = "Picture"
+    input_model = TextInput
+
+    async def run(self, args: TextInput, ctx: ToolContext) -> ToolOutput | str:
+        return ToolOutput("", attachments=[Attachment("image/png", "iVBORw0KGgo=")])
+
+
+class Gate:
+    """Counts running tools; opens only once `target` of them are running at the same time."""
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.running = 0
+        self.peak = 0
+        self.opened = asyncio.Event()
+
+    async def enter(self) -> None:
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        if self.running >= self.target:
+            self.opened.set()
+        try:
+            await asyncio.wait_for(self.opened.wait(), timeout=5)
+        except asyncio.TimeoutError:
+            self.running -= 1
+            raise ToolTimeoutError(
+                f"only {self.running + 1} calls ran together, expected {self.target}"
+            ) from None
+
+    def leave(self) -> None:
+        self.running -= 1
+
+
+class GatedRead(Tool[TextInput]):
+    """Read-only: returns only when enough calls are running concurrently."""
+
+    name = "GatedRead"
+    input_model = TextInput
+    side_effect = "read_only"
+    gate: ClassVar[Gate | None] = None
+
+    async def run(self, args: TextInput, ctx: ToolContext) -> ToolOutput | str:
+        assert self.gate is not None
+        await self.gate.enter()
+        await asyncio.sleep(0)
+        self.gate.leave()
+        return f"read {args.text}"
+
+
+class Activity:
+    def __init__(self) -> None:
+        self.active = 0
+        self.peak_mutating = 0
+        self.active_during_mutation: list[int] = []
+
+
+class SlowRead(Tool[TextInput]):
+    """Read-only: sleeps `count` milliseconds, reports progress, returns its text."""
+
+    name = "SlowRead"
+    input_model = TextInput
+    side_effect = "read_only"
+
+    def __init__(self, activity: Activity) -> None:
+        super().__init__()
+        self.activity = activity
+
+    async def run(self, args: TextInput, ctx: ToolContext) -> ToolOutput | str:
+        self.activity.active += 1
+        ctx.progress(title=f"reading {args.text}", output="...")
+        await asyncio.sleep(args.count / 1000)
+        self.activity.active -= 1
+        return args.text
+
+
+class SlowWrite(Tool[TextInput]):
+    name = "SlowWrite"
+    input_model = TextInput
+    side_effect = "mutating"
+
+    def __init__(self, activity: Activity) -> None:
+        super().__init__()
+        self.activity = activity
+
+    async def run(self, args: TextInput, ctx: ToolContext) -> ToolOutput | str:
+        self.activity.active += 1
+        self.activity.active_during_mutation.append(self.activity.active)
+        await asyncio.sleep(args.count / 1000)
+        self.activity.active -= 1
+        return args.text
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Registry:
+    registry = Registry(cwd=tmp_path)
+    for tool in (EchoTool(), FailingTool(), BigTool(), AttachmentTool(), GatedRead()):
+        registry.register(tool)
+    return registry
+
+
+def call(name: str, arguments: dict[str, Any] | str, call_id: str = "c1") -> ToolCall:
+    return ToolCall(call_id, name, arguments)
+
+
+async def test_invalid_input_names_each_bad_field(registry: Registry) -> None:
+    out = await registry.call("Echo", {"text": 3, "count": "many", "colour": "red"})
+    assert out.is_error and out.error_code == "INVALID_INPUT"
+    assert out.content.startswith("Error: ")
+    assert "text" in out.content and "count" in out.content and "colour: unexpected field" in out.content
+    assert out.content.endswith(FIX_AND_RETRY)
+
+
+async def test_missing_required_field(tmp_path: Path) -> None:
+    from goat_jupyter.tools import default_registry
+
+    out = await default_registry(cwd=tmp_path).call("Read", {})
+    assert out.error_code == "INVALID_INPUT" and "file_path: required field is missing" in out.content
+    assert out.content.endswith(FIX_AND_RETRY)
+
+
+async def test_malformed_json_arguments(registry: Registry) -> None:
+    broken = await registry.call("Echo", '{"text": "unterminated')
+    assert broken.error_code == "INVALID_INPUT" and "not valid JSON" in broken.content
+    not_object = await registry.call("Echo", "[1, 2]")
+    assert not_object.error_code == "INVALID_INPUT" and "object" in not_object.content
+    empty = await registry.call("Echo", "  ")
+    assert not empty.is_error and empty.content == EMPTY_RESULT  # no arguments = {}
+
+
+async def test_unknown_tool_lists_offered_tools(registry: Registry) -> None:
+    events: list[Event] = []
+    executor = Executor(registry, registry.session, emit=events.append)
+    out = await executor.run_one(call("Ech0", {}))
+    assert out.is_error and out.error_code == "UNKNOWN_TOOL"
+    assert "Ech0" in out.content and all(n in out.content for n in registry.names())
+    assert [type(e) for e in events] == [ToolStarted, ToolFinished]
+
+
+async def test_goat_error_becomes_error_text_with_code(registry: Registry) -> None:
+    out = await registry.call("Fail", {"text": "the thing"})
+    assert out.is_error and out.metadata["error_code"] == "CONFLICT"
+    assert out.content == "Error: could not do the thing\npartial output"
+
+
+async def test_empty_result_gets_a_line(registry: Registry) -> None:
+    out = await registry.call("Echo", {"text": ""})
+    assert out.content == EMPTY_RESULT and not out.is_error
+    spaces = await registry.call("Echo", {"text": " \n "})
+    assert spaces.content == EMPTY_RESULT
+    picture = await registry.call("Picture", {})
+    assert picture.content == "" and len(picture.attachments) == 1
+
+
+async def test_output_is_bounded_head_and_tail(registry: Registry) -> None:
+    out = await registry.call("Big", {})
+    assert out.content.startswith("HEAD") and out.content.endswith("TAIL")
+    assert "omitted" in out.content and len(out.content) < 400
+
+
+async def test_title_defaults_to_tool_title(registry: Registry) -> None:
+    out = await registry.call("Echo", {"text": "a"})
+    assert out.title == "Echo"
+
+
+async def test_read_only_calls_run_together_at_most_ten(registry: Registry) -> None:
+    gate = Gate(MAX_CONCURRENT_READS)
+    GatedRead.gate = gate
+    executor = Executor(registry, registry.session)
+    calls = [call("GatedRead", {"text": str(i)}, f"c{i}") for i in range(15)]
+    results = await executor.run_calls(calls)
+    assert [r.content for r in results] == [f"read {i}" for i in range(15)]
+    assert gate.peak == MAX_CONCURRENT_READS == 10
+
+
+async def test_mutating_calls_run_one_at_a_time_in_order(tmp_path: Path) -> None:
+    activity = Activity()
+    registry = Registry(cwd=tmp_path)
+    registry.register(SlowRead(activity))
+    registry.register(SlowWrite(activity))
+    events: list[Event] = []
+    executor = Executor(registry, registry.session, emit=events.append)
+    plan = [("SlowRead", "r1", 30), ("SlowRead", "r2", 1), ("SlowWrite", "w1", 5), ("SlowWrite", "w2", 1),
+            ("SlowRead", "r3", 10), ("SlowRead", "r4", 1)]  # fmt: skip
+    calls = [call(name, {"text": text, "count": ms}, text) for name, text, ms in plan]
+    results = await executor.run_calls(calls)
+    assert [r.content for r in results] == ["r1", "r2", "w1", "w2", "r3", "r4"]
+    assert activity.active_during_mutation == [1, 1]  # nothing else ran during a write
+    finished = [e.call_id for e in events if isinstance(e, ToolFinished)]
+    assert finished == ["r2", "r1", "w1", "w2", "r4", "r3"]  # reads overlapped, writes waited
+
+
+async def test_events_in_order_per_call(tmp_path: Path) -> None:
+    registry = Registry(cwd=tmp_path)
+    registry.register(SlowRead(Activity()))
+    events: list[Event] = []
+    executor = Executor(registry, registry.session, emit=events.append, agent_id="sub1")
+    await executor.run_calls([call("SlowRead", {"text": "a"}, "a"), call("SlowRead", {"text": "b"}, "b")])
+    for call_id in ("a", "b"):
+        mine = [
+            e
+            for e in events
+            if isinstance(e, ToolStarted | ToolProgress | ToolFinished) and e.call_id == call_id
+        ]
+        assert [type(e) for e in mine] == [ToolStarted, ToolProgress, ToolFinished]
+        started, progress, finished = mine
+        assert isinstance(started, ToolStarted) and started.args == {"text": call_id}
+        assert isinstance(progress, ToolProgress) and progress.title == f"reading {call_id}"
+        assert isinstance(finished, ToolFinished) and finished.output.content == call_id
+        assert finished.elapsed_s >= 0 and all(e.agent_id == "sub1" for e in mine)
+
+
+class DenyPolicy:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def decide(
+        self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
+    ) -> PermissionDecision:
+        self.asked.append(tool.name)
+        if tool.name == "Echo":
+            return PermissionDecision("deny", "Echo is not allowed in this test.")
+        return PermissionDecision("allow", updated_input={"text": "rewritten by policy"})
+
+
+async def test_permission_policy_denies_and_rewrites(tmp_path: Path) -> None:
+    registry = Registry(cwd=tmp_path)
+    echo = EchoTool()
+    registry.register(echo)
+    registry.register(SlowRead(Activity()))
+    policy = DenyPolicy()
+    executor = Executor(registry, registry.session, policy=policy)
+    denied = await executor.run_one(call("Echo", {"text": "hi"}))
+    assert denied.is_error and denied.error_code == "PERMISSION_DENIED"
+    assert "Echo is not allowed in this test." in denied.content and echo.seen == []
+    allowed = await executor.run_one(call("SlowRead", {"text": "original", "count": 0}))
+    assert allowed.content == "rewritten by policy" and policy.asked == ["Echo", "SlowRead"]
+
+
+class ScriptedHooks:
+    """PreToolUse rewrites or blocks by input text; both hooks add context."""
+
+    def __init__(self) -> None:
+        self.post_outputs: list[str] = []
+
+    async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: ToolContext) -> HookOutcome:
+        if args.get("text") == "block me":
+            return HookOutcome(decision="deny", reason="Blocked by the test hook.")
+        if args.get("text") == "make invalid":
+            return HookOutcome(updated_input={"text": "x", "count": "lots"})
+        return HookOutcome(
+            updated_input={**args, "text": args["text"].upper()}, additional_context=["pre note"]
+        )
+
+    async def post_tool_use(
+        self, name: str, args: dict[str, Any], output: ToolOutput, ctx: ToolContext
+    ) -> HookOutcome:
+        self.post_outputs.append(output.content)
+        return HookOutcome(additional_context=["post note"])
+
+
+async def test_hooks_update_input_add_context_and_deny(registry: Registry) -> None:
+    hooks = ScriptedHooks()
+    executor = Executor(registry, registry.session, hooks=hooks)
+    out = await executor.run_one(call("Echo", {"text": "quiet"}))
+    assert out.content == "QUIET\n\npre note\npost note"
+    assert hooks.post_outputs == ["QUIET"]
+    blocked = await executor.run_one(call("Echo", {"text": "block me"}))
+    assert blocked.error_code == "PERMISSION_DENIED" and "Blocked by the test hook." in blocked.content
+    invalid = await executor.run_one(call("Echo", {"text": "make invalid"}))
+    assert invalid.error_code == "INVALID_INPUT" and "count" in invalid.content
+    echo = registry.get("Echo")
+    assert isinstance(echo, EchoTool) and echo.seen == ["QUIET"]

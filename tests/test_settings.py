@@ -1,0 +1,132 @@
+"""Settings layering (user file < workspace file < environment), fallbacks and coerce_setting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from goat_jupyter.errors import InvalidInputError
+from goat_jupyter.settings import (
+    RUNTIME_KEYS,
+    VALUE_HINTS,
+    Settings,
+    coerce_setting,
+    load_settings,
+    user_settings_path,
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private GOAT_HOME so the real ~/.goat never leaks in."""
+    goat_home = tmp_path / "home"
+    goat_home.mkdir()
+    monkeypatch.setenv("GOAT_HOME", str(goat_home))
+    for var in ("GOAT_MODEL", "GOAT_SMALL_MODEL", "GOAT_PERMISSION_MODE"):
+        monkeypatch.delenv(var, raising=False)
+    return goat_home
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    (path / ".goat").mkdir(parents=True)
+    return path
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_defaults_without_files(home: Path, workspace: Path) -> None:
+    assert load_settings(workspace, environ={}) == Settings()
+    assert user_settings_path() == home / "settings.json"
+
+
+def test_user_file_over_defaults(home: Path, workspace: Path) -> None:
+    write_json(home / "settings.json", {"model": "user-model", "max_turns": 7, "unknownKey": 1})
+    settings = load_settings(workspace, environ={})
+    assert settings.model == "user-model" and settings.max_turns == 7
+
+
+def test_workspace_file_over_user_file(home: Path, workspace: Path) -> None:
+    write_json(
+        home / "settings.json",
+        {"model": "user-model", "max_turns": 7, "permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"]}},
+    )
+    write_json(
+        workspace / ".goat" / "settings.json",
+        {"model": "ws-model", "permissions": {"allow": ["Edit(src/**)"], "defaultMode": "acceptEdits"}},
+    )
+    settings = load_settings(workspace, environ={})
+    assert settings.model == "ws-model" and settings.max_turns == 7
+    assert settings.permissions.allow == ["Read", "Edit(src/**)"]
+    assert settings.permissions.deny == ["Bash(rm:*)"]
+    assert settings.permissions.default_mode == "acceptEdits"
+
+
+def test_environment_over_files(home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_json(home / "settings.json", {"model": "user-model", "permission_mode": "plan"})
+    write_json(workspace / ".goat" / "settings.json", {"model": "ws-model", "small_model": "ws-small"})
+    env = {"GOAT_MODEL": "env-model", "GOAT_PERMISSION_MODE": "dontAsk"}
+    settings = load_settings(workspace, environ=env)
+    assert settings.model == "env-model" and settings.permission_mode == "dontAsk"
+    assert settings.small_model == "ws-small"
+    monkeypatch.setenv("GOAT_SMALL_MODEL", "env-small")
+    assert load_settings(workspace).small_model == "env-small"
+
+
+def test_mcp_servers_alias(home: Path, workspace: Path) -> None:
+    servers = {"time": {"command": "mcp-server-time", "args": []}}
+    write_json(workspace / ".goat" / "settings.json", {"mcpServers": servers})
+    assert load_settings(workspace, environ={}).mcp_servers == servers
+
+
+def test_broken_file_is_skipped(home: Path, workspace: Path) -> None:
+    (home / "settings.json").write_text("{ not json", encoding="utf-8")
+    write_json(workspace / ".goat" / "settings.json", {"model": "ws-model"})
+    assert load_settings(workspace, environ={}).model == "ws-model"
+    write_json(workspace / ".goat" / "settings.json", ["not", "an", "object"])
+    assert load_settings(workspace, environ={}) == Settings()
+
+
+def test_invalid_values_fall_back_to_defaults_plus_env(home: Path, workspace: Path) -> None:
+    write_json(home / "settings.json", {"model": "user-model", "max_turns": "lots"})
+    settings = load_settings(workspace, environ={"GOAT_MODEL": "env-model"})
+    assert settings.max_turns == Settings().max_turns
+    assert settings.model == "env-model"
+
+
+def test_coerce_setting_converts_values() -> None:
+    assert coerce_setting("max_turns", "25") == 25
+    assert coerce_setting("show_usage", "no") is False
+    assert coerce_setting("temperature", "0.3") == 0.3
+    assert coerce_setting("small_model", "none") is None
+    assert coerce_setting("model", "  ollama/llama3 ") == "ollama/llama3"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("colour", "red", "Valid settings: " + ", ".join(RUNTIME_KEYS)),
+        ("permission_mode", "yolo", "bypassPermissions"),
+        ("max_turns", 0, "1 to 1000"),
+        ("max_turns", 2.5, "whole number"),
+        ("max_tokens", True, "whole number"),
+        ("show_usage", "perhaps", "true or false"),
+        ("model", None, "model name"),
+        ("temperature", 9, "0 to 2"),
+    ],
+)
+def test_coerce_setting_errors(key: str, value: object, expected: str) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        coerce_setting(key, value)
+    assert expected in info.value.message and key in info.value.message
+
+
+def test_every_runtime_key_is_described() -> None:
+    assert set(VALUE_HINTS) == set(RUNTIME_KEYS)
+    assert all(key in Settings.model_fields for key in RUNTIME_KEYS)

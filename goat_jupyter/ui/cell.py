@@ -1,0 +1,292 @@
+"""CellRenderer: the agent's transcript as rich, updatable displays in the running notebook cell."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Protocol, cast
+
+from goat_jupyter.events import (
+    Event,
+    Notice,
+    RunFinished,
+    TextDelta,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+)
+from goat_jupyter.ui.html import (
+    CardView,
+    card_html,
+    card_text,
+    footer_html,
+    header_html,
+    nested_html,
+    notice_html,
+    safe_markdown,
+)
+from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
+from goat_jupyter.ui.text import footer_text, header_text, keep_tail, notice_level, notice_text
+
+FLUSH_INTERVAL_S = 0.05  # at most ~20 updates a second per cell
+MimeBundle = dict[str, str]
+_log = logging.getLogger(__name__)
+
+
+class DisplayHandleLike(Protocol):
+    def update(self, obj: Any, /, *, raw: bool = False) -> None: ...
+
+
+class DisplayFunction(Protocol):
+    """IPython.display.display's calling convention, as far as the renderer uses it."""
+
+    def __call__(
+        self, obj: Any, /, *, raw: bool = False, display_id: bool = False
+    ) -> DisplayHandleLike | None: ...
+
+
+def ipython_display(obj: Any, /, *, raw: bool = False, display_id: bool = False) -> DisplayHandleLike | None:
+    """IPython's display, imported on first use so importing the renderer stays cheap."""
+    from IPython.display import display  # pyright: ignore[reportUnknownVariableType]
+
+    return cast("DisplayHandleLike | None", display(obj, raw=raw, display_id=display_id))
+
+
+class _Block:
+    """One display in the cell; `bundle` is its current content."""
+
+    handle: DisplayHandleLike | None = None
+
+    def bundle(self, now: float) -> MimeBundle:
+        raise NotImplementedError
+
+
+class _StaticBlock(_Block):
+    def __init__(self, html: str, text: str) -> None:
+        self._bundle = {"text/html": html, "text/plain": text}
+
+    def bundle(self, now: float) -> MimeBundle:
+        return self._bundle
+
+
+class _TextBlock(_Block):
+    def __init__(self, text: str) -> None:
+        self._parts = [text]  # joined only when drawn: deltas arrive far more often than updates
+
+    def append(self, text: str) -> None:
+        self._parts.append(text)
+
+    def bundle(self, now: float) -> MimeBundle:
+        text = "".join(self._parts)
+        self._parts = [text]
+        return {"text/markdown": safe_markdown(text), "text/plain": text}
+
+
+class _CardBlock(_Block):
+    def __init__(self, card: CardView, started_at: float) -> None:
+        self.card = card
+        self.started_at = started_at
+
+    def bundle(self, now: float) -> MimeBundle:
+        if self.card.status == "running":
+            self.card.elapsed_s = max(now - self.started_at, 0.0)
+        return {"text/html": card_html(self.card), "text/plain": card_text(self.card)}
+
+
+class _AgentBlock(_Block):
+    """A subagent transcript with no running Agent card to live in."""
+
+    def __init__(self, transcript: AgentTranscript) -> None:
+        self.transcript = transcript
+
+    def bundle(self, now: float) -> MimeBundle:
+        return {
+            "text/html": nested_html(self.transcript),
+            "text/plain": f"subagent {self.transcript.agent_id}",
+        }
+
+
+class CellRenderer:
+    """Renders events as displays in event order; streamed text and output are coalesced to ~20 Hz."""
+
+    def __init__(
+        self,
+        display: DisplayFunction = ipython_display,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        interval_s: float = FLUSH_INTERVAL_S,
+    ) -> None:
+        self._display = display
+        self._clock = clock
+        self._interval_s = interval_s
+        self._text: _TextBlock | None = None
+        self._held_space = ""  # whitespace waiting for a new text block's first visible character
+        self._cards: dict[str, _CardBlock] = {}
+        self._agents: dict[str, tuple[AgentTranscript, _Block]] = {}
+        self._dirty: dict[int, _Block] = {}
+        self._last_flush = float("-inf")
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    def start(self, prompt: str, *, model: str, mode: str) -> None:
+        self._guard(lambda: self._add(_StaticBlock(header_html(model, mode), header_text(model, mode))))
+
+    def handle(self, event: Event) -> None:
+        self._guard(lambda: self._dispatch(event))
+
+    def close(self) -> None:
+        """Mark cards that never finished as stopped and push every pending update."""
+        self._guard(self._finish)
+
+    def show(self, obj: Any) -> DisplayHandleLike | None:
+        """Display a widget (approvals, questions) in transcript order; later text goes below it."""
+        self._flush()
+        self._text = None
+        return self._display(obj, display_id=True)
+
+    def _guard(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except Exception:  # rendering must never break the agent run
+            _log.exception("goat: the cell transcript could not be updated")
+
+    def _dispatch(self, event: Event) -> None:
+        if not isinstance(event, RunFinished) and event.agent_id is not None:
+            self._on_nested(event)
+            return
+        match event:
+            case TextDelta():
+                self._on_text(event.text)
+            case ToolStarted():
+                self._start_card(event.call_id, event.name, event.title, event.args)
+            case ToolProgress():
+                self._on_progress(event)
+            case ToolFinished():
+                self._on_finished(event)
+            case Notice():
+                level = notice_level(event.level)
+                self._add(_StaticBlock(notice_html(event.text, level), notice_text(event.text, level)))
+            case RunFinished():
+                self._add(_StaticBlock(footer_html(event), footer_text(event)))
+            case _:  # TurnUsage: the footer reports the totals
+                pass
+
+    def _on_text(self, text: str) -> None:
+        if self._text is not None:
+            self._text.append(text)
+            self._touch(self._text)
+            return
+        held = self._held_space + text
+        if not held.strip():
+            self._held_space = held
+            return
+        self._held_space = ""
+        self._text = _TextBlock(held.lstrip("\n"))
+        self._add(self._text)
+
+    def _start_card(self, call_id: str, name: str, title: str, args: dict[str, Any]) -> _CardBlock:
+        block = _CardBlock(CardView(name, title or name, args), self._clock())
+        self._cards[call_id] = block
+        self._add(block)
+        return block
+
+    def _on_progress(self, event: ToolProgress) -> None:
+        block = self._cards.get(event.call_id)
+        if block is None:
+            return
+        card = block.card
+        if event.title:
+            card.title = event.title
+        if event.output:
+            card.live_output, card.live_dropped_lines = keep_tail(
+                card.live_output, card.live_dropped_lines, event.output
+            )
+        self._touch(block)
+
+    def _on_finished(self, event: ToolFinished) -> None:
+        block = self._cards.get(event.call_id) or self._start_card(event.call_id, event.name, "", {})
+        card = block.card
+        card.output = event.output
+        card.status = "error" if event.output.is_error else "ok"
+        card.elapsed_s = event.elapsed_s
+        card.title = event.output.title or card.title
+        card.live_output = ""
+        self._touch(block)
+        self._flush()
+
+    def _on_nested(self, event: NestedEvent) -> None:
+        agent_id = event.agent_id or ""
+        if agent_id not in self._agents:
+            self._agents[agent_id] = self._host_for(agent_id)
+        transcript, host = self._agents[agent_id]
+        if apply_nested(transcript, event):
+            self._touch(host)
+
+    def _host_for(self, agent_id: str) -> tuple[AgentTranscript, _Block]:
+        """The newest running Agent card without a transcript, else a block of its own."""
+        transcript = AgentTranscript(agent_id)
+        for block in reversed(self._cards.values()):
+            card = block.card
+            if card.name == "Agent" and card.status == "running" and not card.nested:
+                card.nested.append(transcript)
+                return transcript, block
+        standalone = _AgentBlock(transcript)
+        self._add(standalone)
+        return transcript, standalone
+
+    def _add(self, block: _Block) -> None:
+        """Show a new block below everything so far; pending updates go out first to keep the order."""
+        self._flush()
+        if not isinstance(block, _TextBlock):
+            self._text = None
+        now = self._clock()
+        block.handle = self._display(block.bundle(now), raw=True, display_id=True)
+        self._last_flush = now
+
+    def _touch(self, block: _Block) -> None:
+        """Queue an update; send it now if the last flush is old enough, else at most once per interval."""
+        self._dirty[id(block)] = block
+        wait = self._interval_s - (self._clock() - self._last_flush)
+        if self._closed or wait <= 0:
+            self._flush()
+            return
+        loop = _running_loop()
+        if loop is not None and self._timer is None:
+            self._timer = loop.call_later(wait, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._guard(self._flush)
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._dirty:
+            return
+        now = self._clock()
+        blocks = list(self._dirty.values())
+        self._dirty.clear()
+        for block in blocks:
+            if block.handle is not None:
+                block.handle.update(block.bundle(now), raw=True)
+        self._last_flush = now
+
+    def _finish(self) -> None:
+        now = self._clock()
+        for block in self._cards.values():
+            if block.card.status == "running":
+                block.card.elapsed_s = max(now - block.started_at, 0.0)
+                block.card.status = "stopped"
+                self._dirty[id(block)] = block
+        self._closed = True
+        self._flush()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,260 @@
+"""Pure builders for the cell transcript's HTML and Markdown: cards, diffs, lists, checklists, footers."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from goat_jupyter.events import RunFinished
+from goat_jupyter.ui import style
+from goat_jupyter.ui.nested import AgentTranscript
+from goat_jupyter.ui.style import CardStatus, NoticeLevel
+from goat_jupyter.ui.text import (
+    TodoEntry,
+    call_line,
+    compact_input,
+    first_line,
+    footer_text,
+    format_seconds,
+    parse_todos,
+    result_lines,
+)
+
+if TYPE_CHECKING:  # importing goat_jupyter.tools loads every tool; the renderer must stay cheap
+    from goat_jupyter.tools.base import Attachment, ToolOutput
+
+COLLAPSE_LINES = 12
+DIFF_COLLAPSE_LINES = 40  # diffs are what the user wants to see: fold only big ones
+COLLAPSE_CHARS = 2_000
+MAX_LIST_ITEMS = 200
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+PATH_LIST_TOOLS = frozenset({"Glob"})
+
+
+@dataclass
+class CardView:
+    """Everything a tool card shows; the cell renderer mutates it, `card_html` draws it."""
+
+    name: str
+    title: str
+    args: dict[str, Any]
+    status: CardStatus = "running"
+    elapsed_s: float = 0.0
+    live_output: str = ""
+    live_dropped_lines: int = 0
+    output: ToolOutput | None = None
+    nested: list[AgentTranscript] = field(default_factory=lambda: list[AgentTranscript]())
+
+
+def card_html(card: CardView) -> str:
+    """A bordered card: status, name, title, elapsed time, compact input, then the output."""
+    color = style.STATUS_COLOR[card.status]
+    glyph = style.STATUS_GLYPH[card.status]
+    if card.status == "running":
+        glyph = style.SPINNER[int(card.elapsed_s * 10) % len(style.SPINNER)]
+    title = f" {escape(card.title)}" if card.title and card.title != card.name else ""
+    header = (
+        f'<span style="{style.CARD_HEADER}"><span style="color:{color}">{glyph}</span> '
+        f"<b>{escape(card.name)}</b>{title}"
+        f'<span style="{style.ELAPSED}">{format_seconds(card.elapsed_s)}</span></span>'
+    )
+    argument = compact_input(card.name, card.args)
+    if argument:
+        header += f'<code style="{style.CARD_INPUT}">{escape(argument)}</code>'
+    nested = "".join(nested_html(t) for t in card.nested)
+    return f'<div style="{style.CARD.format(color=color)}">{header}{card_body_html(card)}{nested}</div>'
+
+
+def card_text(card: CardView) -> str:
+    """The card's text/plain twin: the call line, then the result (or the live tail while running)."""
+    lines = [call_line(card.name, card.args)]
+    if card.output is not None:
+        lines += result_lines(card.name, card.output, card.elapsed_s)
+    elif card.status == "stopped":
+        lines.append(f"  ⎿ {style.STATUS_GLYPH['stopped']} stopped after {format_seconds(card.elapsed_s)}")
+    else:
+        lines.append(f"  ⎿ running… {format_seconds(card.elapsed_s)}")
+        lines += [f"     {line}" for line in card.live_output.splitlines()[-5:]]
+    for transcript in card.nested:
+        lines.append(f"     subagent {transcript.agent_id}: {transcript.tool_calls} tool calls")
+    return "\n".join(lines)
+
+
+def card_body_html(card: CardView) -> str:
+    """The output part of a card: live tail while running, then the kind-specific final rendering."""
+    output = card.output
+    if output is None:
+        return live_output_html(card.live_output, card.live_dropped_lines)
+    return result_html(card.name, card.args, output) + images_html(output.attachments)
+
+
+def result_html(name: str, args: dict[str, Any], output: ToolOutput) -> str:
+    """Errors in red, diffs coloured, todo lists as checklists, path lists as lists, the rest as text."""
+    if output.is_error:
+        return collapsible_pre(output.content, error=True)
+    diff = output.metadata.get("diff")
+    if isinstance(diff, str) and diff.strip():
+        summary = f"diff, {diff.count(chr(10)) + 1} lines"
+        return collapsible(diff_html(diff), summary=summary, size=diff, lines=DIFF_COLLAPSE_LINES)
+    todos = parse_todos(output.metadata.get("todos")) if name == "TodoWrite" else []
+    if todos:
+        return todo_html(todos)
+    if is_path_list(name, args):
+        return path_list_html(output.content)
+    return collapsible_pre(output.content)
+
+
+def is_path_list(name: str, args: dict[str, Any]) -> bool:
+    """Glob results and Grep's default files_with_matches mode are newline-separated paths."""
+    if name == "Grep":
+        return args.get("output_mode", "files_with_matches") == "files_with_matches"
+    return name in PATH_LIST_TOOLS
+
+
+def live_output_html(text: str, dropped_lines: int) -> str:
+    """The tail of streamed output in a box that stays scrolled to its newest line."""
+    if not text and not dropped_lines:
+        return ""
+    note = (
+        f'<div style="{style.NOTE}">… {dropped_lines} earlier lines not shown</div>' if dropped_lines else ""
+    )
+    return f'{note}<div style="{style.LIVE_BOX}"><pre style="{style.PRE}">{escape(text)}</pre></div>'
+
+
+def collapsible_pre(text: str, *, error: bool = False) -> str:
+    """Text in a <pre>, folded into a closed <details> with a one-line summary when long."""
+    if not text:
+        return ""
+    pre = f'<pre style="{style.PRE_ERROR if error else style.PRE}">{escape(text)}</pre>'
+    count = text.count("\n") + 1
+    color = f' style="color:{style.RED}"' if error else ""
+    summary = f"<span{color}>{escape(first_line(text, 100))}</span> … ({count} lines)"
+    return collapsible(pre, summary=summary, size=text, summary_is_html=True)
+
+
+def collapsible(
+    inner: str,
+    *,
+    summary: str,
+    size: str,
+    lines: int = COLLAPSE_LINES,
+    summary_is_html: bool = False,
+) -> str:
+    """`inner` as is when `size` is short, else inside a closed <details> element."""
+    if size.count("\n") < lines and len(size) <= COLLAPSE_CHARS:
+        return inner
+    label = summary if summary_is_html else escape(summary)
+    return f'<details><summary style="{style.SUMMARY}">{label}</summary>{inner}</details>'
+
+
+def diff_html(diff: str) -> str:
+    """A unified diff with added lines green, removed lines red, hunk headers blue."""
+    rows: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            css = style.DIFF_FILE
+        elif line.startswith("+"):
+            css = style.DIFF_ADD
+        elif line.startswith("-"):
+            css = style.DIFF_DEL
+        elif line.startswith("@@"):
+            css = style.DIFF_HUNK
+        else:
+            css = style.DIFF_SAME
+        rows.append(f'<span style="{css}">{escape(line) or " "}</span>')
+    return f'<pre style="{style.PRE}">{"".join(rows)}</pre>'
+
+
+def path_list_html(content: str) -> str:
+    """Newline-separated results as a bulleted list, folded when long."""
+    items = [line for line in content.splitlines() if line.strip()]
+    if not items:
+        return ""
+    shown = "".join(f"<li>{escape(item)}</li>" for item in items[:MAX_LIST_ITEMS])
+    more = f"<li>… +{len(items) - MAX_LIST_ITEMS} more</li>" if len(items) > MAX_LIST_ITEMS else ""
+    listing = f'<ul style="{style.LIST}">{shown}{more}</ul>'
+    return collapsible(listing, summary=f"{len(items)} results", size="\n".join(items))
+
+
+def todo_html(todos: list[TodoEntry]) -> str:
+    """The todo list as a checklist: done items struck through, active ones bold with their activeForm."""
+    rows: list[str] = []
+    for todo in todos:
+        if todo.status == "completed":
+            rows.append(f'<li>☑ <span style="{style.TODO_DONE}">{escape(todo.content)}</span></li>')
+        elif todo.status == "in_progress":
+            rows.append(f'<li>◼ <span style="{style.TODO_ACTIVE}">{escape(todo.active_form)}</span></li>')
+        else:
+            rows.append(f"<li>☐ {escape(todo.content)}</li>")
+    return f'<ul style="{style.TODO_LIST}">{"".join(rows)}</ul>'
+
+
+def images_html(attachments: list[Attachment]) -> str:
+    """Image attachments inline as data-URI <img> elements; other kinds named in a note."""
+    parts: list[str] = []
+    for item in attachments:
+        if item.mime_type in IMAGE_TYPES:
+            src = escape(f"data:{item.mime_type};base64,{item.data}")
+            parts.append(f'<img src="{src}" alt="{escape(item.description)}" style="{style.IMAGE}">')
+        else:
+            label = escape(f"[{item.mime_type} attachment] {item.description}".strip())
+            parts.append(f'<div style="{style.NOTE}">{label}</div>')
+    return "".join(parts)
+
+
+def nested_html(transcript: AgentTranscript) -> str:
+    """A subagent's steps as indented entries in a closed <details> block."""
+    rows: list[str] = []
+    if transcript.dropped:
+        rows.append(f'<div style="{style.NOTE}">… {transcript.dropped} earlier steps</div>')
+    for entry in transcript.entries:
+        if entry.kind == "text":
+            rows.append(f'<div style="{style.NESTED_TEXT}">{escape(entry.text)}</div>')
+            continue
+        is_tool = entry.kind == "tool"
+        color = style.STATUS_COLOR[entry.status] if is_tool else style.GREY
+        glyph = style.STATUS_GLYPH[entry.status] if is_tool else style.NOTICE_GLYPH["info"]
+        elapsed = (
+            f' <span style="{style.NOTE}">{format_seconds(entry.elapsed_s)}</span>' if entry.elapsed_s else ""
+        )
+        rows.append(
+            f'<div><span style="color:{color}">{glyph}</span> <code>{escape(entry.text)}</code>{elapsed}</div>'
+        )
+    summary = escape(f"Subagent {transcript.agent_id} · {transcript.tool_calls} tool calls")
+    return f'<details><summary style="{style.SUMMARY}">{summary}</summary><div style="{style.NESTED}">{"".join(rows)}</div></details>'
+
+
+def notice_html(text: str, level: NoticeLevel) -> str:
+    color = style.NOTICE_COLOR[level]
+    return f'<div style="color:{color};margin:2px 0">{style.NOTICE_GLYPH[level]} {escape(text)}</div>'
+
+
+def header_html(model: str, mode: str) -> str:
+    return f'<div style="{style.HEADER}">goat · model <code>{escape(model)}</code> · mode <code>{escape(mode)}</code></div>'
+
+
+def footer_html(event: RunFinished) -> str:
+    return f'<div style="{style.FOOTER}">{escape(footer_text(event))}</div>'
+
+
+# What the Markdown renderer shows as code. When unsure, match less: text outside a match gets escaped.
+_CODE = re.compile(
+    r"^[ ]{0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^[ ]{0,3}(?P=fence)(?:`*|~*)[ \t]*$|\Z)"  # fenced block
+    r"|(?<![\\`])(?P<ticks>`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=ticks)(?!`)",  # code span in one paragraph
+    re.MULTILINE | re.DOTALL,
+)
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]*:[^\s<>]*>)")
+
+
+def safe_markdown(text: str) -> str:
+    """Markdown with raw HTML tags outside code neutralised (`<` -> `&lt;`); code and autolinks kept."""
+    parts: list[str] = []
+    position = 0
+    for match in _CODE.finditer(text):
+        parts.append(_TAG_START.sub("&lt;", text[position : match.start()]))
+        parts.append(match.group(0))
+        position = match.end()
+    parts.append(_TAG_START.sub("&lt;", text[position:]))
+    return "".join(parts)

@@ -1,0 +1,361 @@
+"""CellRenderer: displays and coalesced updates, seen through a recording display sink and a real kernel."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import queue
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from goat_jupyter.events import (
+    Event,
+    Notice,
+    RunFinished,
+    TextDelta,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+    TurnUsage,
+)
+from goat_jupyter.tools.base import Attachment, ToolOutput
+from goat_jupyter.ui import CellRenderer, make_renderer, style
+
+ROOT = Path(__file__).resolve().parents[1]
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+@dataclass
+class Shown:
+    """One display in the fake cell: what was first shown, then each update."""
+
+    bundles: list[Any]
+    raw: bool
+    display_id: bool
+
+    @property
+    def final(self) -> Any:
+        return self.bundles[-1]
+
+
+@dataclass
+class RecordingDisplay:
+    """Stands in for IPython's display: records displays and their updates in order."""
+
+    shown: list[Shown] = field(default_factory=lambda: list[Shown]())
+    updates: int = 0
+    fail_updates: bool = False
+
+    def __call__(self, obj: Any, /, *, raw: bool = False, display_id: bool = False) -> RecordedHandle:
+        self.shown.append(Shown([obj], raw, display_id))
+        return RecordedHandle(self, self.shown[-1])
+
+    def kinds(self) -> list[str]:
+        return [kind_of(s.final) for s in self.shown]
+
+
+@dataclass
+class RecordedHandle:
+    sink: RecordingDisplay
+    target: Shown
+
+    def update(self, obj: Any, /, *, raw: bool = False) -> None:
+        if self.sink.fail_updates:
+            raise RuntimeError("the frontend went away")
+        assert raw
+        self.target.bundles.append(obj)
+        self.sink.updates += 1
+
+
+@dataclass
+class FakeClock:
+    now: float = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def kind_of(bundle: Any) -> str:
+    if not isinstance(bundle, dict):
+        return "widget"
+    if "text/markdown" in bundle:
+        return "text"
+    plain: str = bundle["text/plain"]
+    if plain.startswith("goat ·"):
+        return "header"
+    if plain.startswith("⏺"):
+        return "card"
+    if plain.startswith("Done ·"):
+        return "footer"
+    return "other"
+
+
+def run(events: list[Event], *, step: float = 0.01) -> RecordingDisplay:
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.start("prompt", model="gpt-4o-mini", mode="default")
+    for event in events:
+        clock.now += step
+        renderer.handle(event)
+    renderer.close()
+    return sink
+
+
+def test_blocks_appear_in_event_order_and_text_after_a_card_is_a_new_block():
+    sink = run(
+        [
+            TextDelta("Let me look."),
+            ToolStarted("c1", "Bash", "List", {"command": "ls"}),
+            ToolFinished("c1", "Bash", ToolOutput("a.csv"), 0.1),
+            TextDelta("\n\n"),
+            TextDelta("Found a.csv."),
+            Notice("Retrying", "warning"),
+            RunFinished(2, 100, 20, None, 1.0, "end_turn"),
+        ]
+    )
+    assert sink.kinds() == ["header", "text", "card", "text", "other", "footer"]
+    assert all(s.raw and s.display_id for s in sink.shown)
+    assert sink.shown[1].final["text/markdown"] == "Let me look."
+    assert sink.shown[3].final["text/markdown"] == "Found a.csv."
+    assert "⚠ Retrying" in sink.shown[4].final["text/html"]
+
+
+def test_many_deltas_make_few_updates_and_the_final_text_is_complete():
+    words = [f"word{i} " for i in range(1000)]
+    sink = run([TextDelta(w) for w in words], step=0.001)  # 1000 deltas over one second
+    assert len(sink.shown) == 2
+    assert 10 <= sink.updates <= 21
+    assert sink.shown[1].final["text/markdown"] == "".join(words)
+    assert sink.shown[1].final["text/plain"] == "".join(words)
+
+
+def test_without_a_loop_updates_inside_the_interval_wait_for_close():
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    for i in range(100):
+        renderer.handle(TextDelta(f"{i},"))
+    assert sink.updates == 0 and sink.shown[0].final["text/plain"] == "0,"
+    renderer.close()
+    assert sink.updates == 1
+    assert sink.shown[0].final["text/plain"] == "".join(f"{i}," for i in range(100))
+
+
+async def test_with_a_running_loop_the_pending_update_is_sent_by_a_timer():
+    sink = RecordingDisplay()
+    renderer = CellRenderer(sink, FakeClock())
+    for i in range(100):
+        renderer.handle(TextDelta(f"{i},"))
+    assert sink.updates == 0
+    await asyncio.sleep(0.2)  # the flush timer (due after the 50 ms interval) has run by now
+    assert sink.updates == 1
+    assert sink.shown[0].final["text/plain"] == "".join(f"{i}," for i in range(100))
+    renderer.close()
+    assert sink.updates == 1
+
+
+def test_bash_output_streams_into_its_card_coalesced_and_tail_capped():
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.handle(ToolStarted("c1", "Bash", "Count", {"command": "seq 300"}))
+    for i in range(300):
+        renderer.handle(ToolProgress("c1", output=f"{i}\n"))
+    assert sink.updates == 0
+    clock.now += 0.06
+    renderer.handle(ToolProgress("c1", title="Counting"))
+    live = sink.shown[0].final
+    assert sink.updates == 1
+    assert "Counting" in live["text/html"] and "… 100 earlier lines not shown" in live["text/html"]
+    assert "\n299\n" in live["text/html"] and ">99\n" not in live["text/html"]
+    assert style.STATUS_COLOR["running"] in live["text/html"]
+    renderer.handle(ToolFinished("c1", "Bash", ToolOutput("0\n1\n…\n299", title="Count"), 1.25))
+    final = sink.shown[0].final
+    assert (
+        "✓" in final["text/html"]
+        and "1.25s" in final["text/html"]
+        and "earlier lines" not in final["text/html"]
+    )
+    assert final["text/plain"].startswith("⏺ Bash(seq 300)\n  ⎿ ✓ 1.25s  0\n")
+
+
+def test_model_text_and_tool_output_are_escaped():
+    attack = "<script>alert(1)</script>"
+    sink = run(
+        [
+            TextDelta(f"Look: {attack}"),
+            ToolStarted("c1", "Bash", f"Run {attack}", {"command": f"echo '{attack}'"}),
+            ToolFinished("c1", "Bash", ToolOutput(attack), 0.1),
+        ]
+    )
+    text, card = sink.shown[1].final, sink.shown[2].final
+    assert text["text/markdown"] == "Look: &lt;script>alert(1)&lt;/script>"
+    assert text["text/plain"] == f"Look: {attack}"
+    assert "<script" not in card["text/html"]
+    assert card["text/html"].count("&lt;script&gt;alert(1)&lt;/script&gt;") == 3
+
+
+def test_edit_card_shows_a_coloured_diff():
+    diff = "--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-x = 1\n+x = 2"
+    output = ToolOutput("Updated /w/f.py", metadata={"diff": diff})
+    sink = run(
+        [
+            ToolStarted(
+                "c1", "Edit", "Edit f.py", {"file_path": "/w/f.py", "old_string": "1", "new_string": "2"}
+            ),
+            ToolFinished("c1", "Edit", output, 0.02),
+        ]
+    )
+    card = sink.shown[1].final["text/html"]
+    assert f'<span style="{style.DIFF_DEL}">-x = 1</span>' in card
+    assert f'<span style="{style.DIFF_ADD}">+x = 2</span>' in card
+    assert "/w/f.py" in card
+
+
+def test_images_are_shown_inline_as_data_uris():
+    output = ToolOutput("Image /w/p.png", attachments=[Attachment("image/png", PNG, "a pixel")])
+    sink = run(
+        [
+            ToolStarted("c1", "Read", "Read p.png", {"file_path": "/w/p.png"}),
+            ToolFinished("c1", "Read", output, 0.01),
+        ]
+    )
+    assert f'<img src="data:image/png;base64,{PNG}"' in sink.shown[1].final["text/html"]
+
+
+def test_todowrite_shows_a_checklist():
+    todos = [
+        {"content": "Load", "status": "completed", "activeForm": "Loading"},
+        {"content": "Plot", "status": "in_progress", "activeForm": "Plotting"},
+        {"content": "Report", "status": "pending", "activeForm": "Reporting"},
+    ]
+    sink = run(
+        [
+            ToolStarted("c1", "TodoWrite", "Update todos (3 items)", {"todos": todos}),
+            ToolFinished("c1", "TodoWrite", ToolOutput("Todos updated.", metadata={"todos": todos}), 0.0),
+        ]
+    )
+    card = sink.shown[1].final
+    assert "☑" in card["text/html"] and "◼" in card["text/html"] and "☐ Report" in card["text/html"]
+    assert f'<span style="{style.TODO_ACTIVE}">Plotting</span>' in card["text/html"]
+    assert "☒ Load" in card["text/plain"]
+
+
+def test_footer_reports_turns_tokens_cost_and_time():
+    sink = run([TurnUsage(1, 900, 100, 0.002), RunFinished(4, 12_000, 345, 0.01234, 65.0, "max_turns")])
+    footer = sink.shown[-1].final["text/html"]
+    assert "4 turns" in footer and "12,345 tokens" in footer and "$0.0123" in footer and "1m 05s" in footer
+    assert "max turns" in footer
+
+
+def test_errors_are_red_and_unfinished_cards_end_as_stopped():
+    sink = run(
+        [
+            ToolFinished(
+                "x", "Nope", ToolOutput("Error: There is no tool named 'Nope'.", is_error=True), 0.0
+            ),
+            ToolStarted("c2", "Bash", "Sleep", {"command": "sleep 60"}),
+        ]
+    )
+    failed, stopped = sink.shown[1].final, sink.shown[2].final
+    assert style.PRE_ERROR in failed["text/html"] and "✗" in failed["text/html"]
+    assert "⊘" in stopped["text/html"] and "stopped after" in stopped["text/plain"]
+
+
+def test_subagent_events_nest_inside_the_agent_card():
+    sink = run(
+        [
+            ToolStarted("c1", "Agent", "Explore", {"description": "Explore", "prompt": "go"}),
+            TextDelta("Scanning <dirs>", agent_id="sub-1"),
+            ToolStarted("s1", "Glob", "Glob", {"pattern": "*.py"}, agent_id="sub-1"),
+            ToolFinished("s1", "Glob", ToolOutput("/w/a.py"), 0.01, agent_id="sub-1"),
+            ToolFinished("c1", "Agent", ToolOutput("One file."), 2.0),
+            TextDelta("orphan step", agent_id="sub-2"),
+        ]
+    )
+    assert sink.kinds() == ["header", "card", "other"]
+    card = sink.shown[1].final["text/html"]
+    assert "<details><summary" in card and "Subagent sub-1 · 1 tool calls" in card
+    assert "Scanning &lt;dirs&gt;" in card and "Glob(*.py)" in card
+    assert "Subagent sub-2" in sink.shown[2].final["text/html"]
+
+
+def test_a_failing_display_never_breaks_the_run(caplog: pytest.LogCaptureFixture):
+    sink, clock = RecordingDisplay(fail_updates=True), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.handle(TextDelta("a"))
+    clock.now += 1
+    with caplog.at_level(logging.ERROR):
+        renderer.handle(TextDelta("b"))
+        renderer.close()
+    assert "could not be updated" in caplog.text
+    renderer.handle(TextDelta("c"))  # still usable
+
+
+def test_widgets_are_placed_in_transcript_order():
+    sink = RecordingDisplay()
+    renderer = CellRenderer(sink, FakeClock())
+    renderer.handle(TextDelta("Before"))
+    widget = object()
+    renderer.show(widget)
+    renderer.handle(TextDelta("After"))
+    renderer.close()
+    assert sink.kinds() == ["text", "widget", "text"]
+    assert sink.shown[1].final is widget and not sink.shown[1].raw
+
+
+def test_cell_renderer_on_request():
+    assert isinstance(make_renderer("cell"), CellRenderer)
+
+
+KERNEL_CODE = """
+import asyncio
+from goat_jupyter.events import RunFinished, TextDelta
+from goat_jupyter.ui import make_renderer
+renderer = make_renderer("auto")
+print(type(renderer).__name__)
+renderer.start("p", model="m", mode="default")
+for i in range(200):
+    renderer.handle(TextDelta(f"w{i} "))
+    await asyncio.sleep(0.002)
+renderer.handle(RunFinished(1, 10, 5, None, 0.5, "end_turn"))
+renderer.close()
+"""
+
+
+def test_in_a_real_kernel_updates_reach_the_cell_coalesced():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(ROOT), env=env)
+    try:
+        msg_id = client.execute(KERNEL_CODE)
+        messages = collect_iopub(client, msg_id)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    stdout = "".join(m["content"]["text"] for m in messages if m["msg_type"] == "stream")
+    assert stdout.strip() == "CellRenderer", [m for m in messages if m["msg_type"] == "error"]
+    displays = [m["content"] for m in messages if m["msg_type"] == "display_data"]
+    assert [kind_of(d["data"]) for d in displays] == ["header", "text", "footer"]
+    text_id = displays[1]["transient"]["display_id"]
+    updates = [m["content"] for m in messages if m["msg_type"] == "update_display_data"]
+    assert updates and all(u["transient"]["display_id"] == text_id for u in updates)
+    assert len(updates) < 100
+    assert updates[-1]["data"]["text/plain"] == "".join(f"w{i} " for i in range(200))
+
+
+def collect_iopub(client: Any, msg_id: str) -> list[dict[str, Any]]:
+    """Every iopub message the execution produced, until the kernel reports idle for it."""
+    messages: list[dict[str, Any]] = []
+    while True:
+        try:
+            message = client.get_iopub_msg(timeout=60)
+        except queue.Empty:
+            raise AssertionError(f"kernel went quiet; got {messages}") from None
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+            return messages
+        messages.append(message)

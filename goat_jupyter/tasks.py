@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from goat_jupyter.errors import InvalidInputError, ToolExecutionError
-from goat_jupyter.process import pump_output, spawn_shell, terminate_group
+from goat_jupyter.process import OutputBuffer, ShellProcess, kill_group, spawn_shell
 
 TaskStatus = Literal["running", "completed", "failed", "stopped"]
 TaskKind = Literal["bash", "agent"]
@@ -26,15 +27,23 @@ class BackgroundTask:
     started: float = field(default_factory=time.monotonic)
     status: TaskStatus = "running"
     exit_code: int | None = None
-    chunks: list[str] = field(default_factory=lambda: list[str]())
+    buffer: OutputBuffer = field(default_factory=OutputBuffer)
     finished_at: float | None = None
     runner: asyncio.Task[None] | None = None
-    process: asyncio.subprocess.Process | None = None
+    process: subprocess.Popen[bytes] | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def output(self) -> str:
-        return "".join(self.chunks)
+        """Everything kept so far (the start and end of very long output)."""
+        return self.buffer.text()
+
+    def append_output(self, text: str) -> None:
+        self.buffer.append(text)
+
+    @property
+    def elapsed_s(self) -> float:
+        return (self.finished_at or time.monotonic()) - self.started
 
     def finish(self, status: TaskStatus, exit_code: int | None) -> None:
         if self.status == "running":
@@ -58,22 +67,32 @@ class TaskManager:
         return task
 
     async def start_shell(self, command: str, cwd: Path, description: str = "") -> BackgroundTask:
+        """Run `bash -c command` in its own process group; its merged output is kept on the task."""
         task = self._new("bash", description or command)
-        task.process = await spawn_shell(command, cwd)
-        task.runner = asyncio.ensure_future(self._watch_process(task))
+        try:
+            shell = spawn_shell(command, cwd, task.append_output)
+        except BaseException:
+            del self._tasks[task.id]
+            raise
+        task.process = shell.process
+        task.runner = asyncio.ensure_future(self._watch_shell(task, shell))
         return task
 
-    async def _watch_process(self, task: BackgroundTask) -> None:
-        assert task.process is not None
+    async def _watch_shell(self, task: BackgroundTask, shell: ShellProcess) -> None:
         try:
-            await pump_output(task.process, task.chunks.append)
-            code = await task.process.wait()
+            # The task lasts until the shell exits and no process of it holds the output open.
+            code = await shell.wait()
             task.finish("completed" if code == 0 else "failed", code)
         except asyncio.CancelledError:
-            await terminate_group(task.process)
-            task.finish("stopped", task.process.returncode)
+            await shell.terminate()
+            task.finish("stopped", shell.process.returncode)
         finally:
-            self._unreported.append(task.id)
+            shell.close()
+            self._finished(task)
+
+    def _finished(self, task: BackgroundTask) -> None:
+        task.done.set()
+        self._unreported.append(task.id)
 
     def start_coroutine(
         self, kind: TaskKind, description: str, work: Callable[[BackgroundTask], Awaitable[str]]
@@ -83,15 +102,15 @@ class TaskManager:
 
         async def runner() -> None:
             try:
-                task.chunks.append(await work(task))
+                task.append_output(await work(task))
                 task.finish("completed", 0)
             except asyncio.CancelledError:
                 task.finish("stopped", None)
             except Exception as exc:  # a failing background job is reported, never raised
-                task.chunks.append(f"{type(exc).__name__}: {exc}")
+                task.append_output(f"{type(exc).__name__}: {exc}")
                 task.finish("failed", 1)
             finally:
-                self._unreported.append(task.id)
+                self._finished(task)
 
         task.runner = asyncio.ensure_future(runner())
         return task
@@ -106,6 +125,9 @@ class TaskManager:
     def all(self) -> list[BackgroundTask]:
         return list(self._tasks.values())
 
+    def running(self) -> list[BackgroundTask]:
+        return [task for task in self._tasks.values() if task.status == "running"]
+
     async def wait(self, task_id: str, timeout_s: float) -> BackgroundTask:
         task = self.get(task_id)
         with contextlib.suppress(asyncio.TimeoutError):
@@ -113,9 +135,11 @@ class TaskManager:
         return task
 
     async def stop(self, task_id: str) -> BackgroundTask:
+        """Cancel a running task; for a shell that kills its whole process group."""
         task = self.get(task_id)
         if task.status != "running":
-            raise ToolExecutionError(f"Task {task_id} is not running (status: {task.status}).")
+            code = "" if task.exit_code is None else f", exit code {task.exit_code}"
+            raise ToolExecutionError(f"Task {task_id} is not running: it already {task.status}{code}.")
         if task.runner is not None:
             task.runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -124,9 +148,22 @@ class TaskManager:
         return task
 
     async def stop_all(self) -> None:
-        for task in self.all():
-            if task.status == "running":
-                await self.stop(task.id)
+        """Stop every running task (kernel shutdown, `%goat reset`, interrupt)."""
+        # A task may finish on its own meanwhile; its ToolExecutionError is of no interest here.
+        await asyncio.gather(*(self.stop(task.id) for task in self.running()), return_exceptions=True)
+
+    def kill_all_now(self) -> None:
+        """Synchronous last resort (interpreter exit): SIGKILL every running task's process group."""
+        for task in self.running():
+            if task.process is not None:
+                kill_group(task.process)
+            if task.runner is not None:
+                task.runner.cancel()
+
+    def mark_reported(self, task_id: str) -> None:
+        """The model already saw this task's final state; no notice is needed for it."""
+        with contextlib.suppress(ValueError):
+            self._unreported.remove(task_id)
 
     def drain_notices(self) -> list[str]:
         """One line per task finished since the last call, for the next model turn."""

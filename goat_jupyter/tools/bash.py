@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
+import shlex
+from pathlib import Path
+
 from pydantic import Field
 
+from goat_jupyter.errors import ToolExecutionError, ToolTimeoutError
+from goat_jupyter.process import OutputBuffer, ShellProcess, describe_exit, spawn_shell
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.bounding import cut_middle
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
+OUTPUT_LIMIT = 30_000
+NOTE_ROOM = 100  # what cut_middle's "omitted" note adds on top of the characters it keeps
+DRAIN_GRACE_S = 0.25  # how long output may still arrive after the shell itself exited
+
+# Exit code 1 of these, as the last command, is an answer ("no match", "differs", "false"), not a failure.
+EXIT_ONE_MEANINGS = {
+    "grep": "no line matched",
+    "rg": "no line matched",
+    "diff": "the inputs differ",
+    "test": "the condition is false",
+    "[": "the condition is false",
+    "find": "some paths could not be visited",
+}
+_COMMAND_PREFIXES = {"!", "builtin", "command", "env", "exec", "nice", "nohup", "sudo", "time"}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PUNCTUATION = "();<>|&\n"
 
 
 class BashInput(ToolInput):
@@ -23,16 +48,212 @@ class BashInput(ToolInput):
     )
 
 
+def bounded_output(buffer: OutputBuffer, limit: int) -> str:
+    """At most `limit` characters: head and tail kept, the middle (even the never-kept part) counted."""
+    if buffer.total_chars <= limit:
+        return buffer.text()
+    keep = max(limit - NOTE_ROOM, 1)
+    if not buffer.dropped_chars:
+        return cut_middle(buffer.text(), keep)
+    head = buffer.head[: keep * 2 // 3]
+    tail = buffer.tail[-(keep - len(head)) :]  # keep > len(head), so this is the last part
+    omitted = buffer.total_chars - len(head) - len(tail)
+    omitted_lines = buffer.total_newlines - head.count("\n") - tail.count("\n")
+    return head + f"\n\n... [{omitted} characters ({omitted_lines} lines) omitted] ...\n\n" + tail
+
+
+def _tokens(command: str) -> list[str] | None:
+    # Non-POSIX mode keeps quotes on words, so a quoted '|' is never taken for an operator.
+    lexer = shlex.shlex(command, posix=False, punctuation_chars=_PUNCTUATION)
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: we cannot tell, so no exemption
+        return None
+
+
+def _is_redirection(token: str) -> bool:
+    return token[0] in "<>" or token.startswith("&>")
+
+
+def _is_separator(token: str) -> bool:
+    """`;`, `&&`, `|`, a newline, a parenthesis... but not redirections such as `>&` or `>|`."""
+    operator = all(ch in _PUNCTUATION for ch in token)
+    return operator and not _is_redirection(token) and any(ch in ";|&\n()" for ch in token)
+
+
+def last_command_name(command: str) -> str | None:
+    """Program name of the last simple command (`a && b | grep x` -> grep); None if unclear."""
+    tokens = _tokens(command)
+    if tokens is None:
+        return None
+    segments: list[list[str]] = [[]]
+    in_comment = False
+    for token in tokens:
+        if _is_separator(token):
+            in_comment = in_comment and "\n" not in token
+            if not in_comment and segments[-1]:
+                segments.append([])
+        elif token.startswith("#") and not segments[-1]:
+            in_comment = True
+        elif not in_comment:
+            segments[-1].append(token)
+    words = next((s for s in reversed(segments) if s), list[str]())
+    return _program_name(words)
+
+
+def _program_name(words: list[str]) -> str | None:
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if _is_redirection(word):
+            index += 2  # the operator and its target
+        elif word.isdigit() or _ASSIGNMENT.match(word) or word in _COMMAND_PREFIXES:
+            index += 1  # `2>&1`'s fd number, `LANG=C`, `time` ...
+        else:
+            name = word.strip("'\"")
+            return os.path.basename(name) or name
+    return None
+
+
+def exit_one_meaning(command: str, code: int) -> str | None:
+    """Why a non-zero exit is not an error for this command, or None when it is one."""
+    if code != 1:
+        return None
+    name = last_command_name(command)
+    return EXIT_ONE_MEANINGS.get(name) if name else None
+
+
+def format_duration(ms: int) -> str:
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:g} s"
+    return f"{seconds / 60:g} min" if seconds % 60 == 0 else f"{seconds:.0f} s"
+
+
 class BashTool(Tool[BashInput]):
     name = "Bash"
     input_model = BashInput
     side_effect = "mutating"
-    max_output_chars = 30_000
+    max_output_chars = OUTPUT_LIMIT
 
     def title_for(self, args: BashInput) -> str:
-        return args.description or args.command.splitlines()[0][:120] if args.command else "Bash"
+        if args.description:
+            return args.description
+        lines = args.command.strip().splitlines()
+        return lines[0][:120] if lines else "Bash"
 
     async def run(self, args: BashInput, ctx: ToolContext) -> ToolOutput | str:
-        from goat_jupyter.errors import NotAvailableError
+        notes: list[str] = []
+        cwd = _usable_cwd(ctx, notes)
+        if args.run_in_background:
+            return await self._start_background(args, ctx, cwd, notes)
+        timeout_ms = min(args.timeout or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
+        buffer = OutputBuffer()
 
-        raise NotAvailableError("Bash is being built.")
+        def on_output(text: str) -> None:
+            buffer.append(text)
+            ctx.progress(output=text)
+
+        try:
+            shell = spawn_shell(args.command, cwd, on_output, report_cwd=True)
+        except OSError as exc:
+            raise ToolExecutionError(f"Could not start bash in {cwd}: {exc}") from None
+        code = await _wait(shell, timeout_ms, buffer)
+        final_cwd = shell.final_cwd()
+        _finish_output(shell, notes)
+        if code != 0:
+            return _finish_failed(args.command, code, buffer, notes)
+        _follow_cwd(ctx, cwd, final_cwd, notes)
+        return _with_notes(buffer, notes)
+
+    async def _start_background(self, args: BashInput, ctx: ToolContext, cwd: Path, notes: list[str]) -> str:
+        try:
+            task = await ctx.session.tasks.start_shell(args.command, cwd, args.description or "")
+        except OSError as exc:
+            raise ToolExecutionError(f"Could not start bash in {cwd}: {exc}") from None
+        notes.append(
+            f"Started background task {task.id} in {cwd}. Read its output with TaskOutput "
+            f"(task_id '{task.id}') and stop it with TaskStop; you will get a notice when it finishes."
+        )
+        return "\n".join(notes)
+
+
+async def _wait(shell: ShellProcess, timeout_ms: int, buffer: OutputBuffer) -> int:
+    """The shell's exit code; on timeout or interrupt the whole process group is killed first."""
+    try:
+        return await asyncio.wait_for(shell.wait(DRAIN_GRACE_S), timeout_ms / 1000)
+    except asyncio.TimeoutError:
+        await shell.terminate()
+        message = (
+            f"Command timed out after {format_duration(timeout_ms)} and was killed together with "
+            "every process it started. Output before the timeout:"
+        )
+        raise ToolTimeoutError(message, output=_error_body(buffer, message)) from None
+    except asyncio.CancelledError:
+        shell.kill()
+        raise
+
+
+def _error_body(buffer: OutputBuffer, message: str, notes: list[str] | None = None) -> str:
+    """The output (or a placeholder) after an error message, bounded so the whole fits the limit."""
+    suffix = "\n\n" + "\n".join(notes) if notes else ""
+    room = OUTPUT_LIMIT - len(message) - len(suffix) - 10
+    body = bounded_output(buffer, room).rstrip("\n") if buffer.total_chars else "(no output)"
+    return body + suffix
+
+
+def _finish_failed(command: str, code: int, buffer: OutputBuffer, notes: list[str]) -> str:
+    meaning = exit_one_meaning(command, code)
+    if meaning is None:
+        message = f"Command failed with {describe_exit(code)}."
+        raise ToolExecutionError(message, output=_error_body(buffer, message, notes))
+    notes.append(f"(exit code 1: {meaning}; not an error)")
+    return _with_notes(buffer, notes)
+
+
+def _finish_output(shell: ShellProcess, notes: list[str]) -> None:
+    """Stop reading, unless processes started with `&` still hold the output open."""
+    if shell.output_closed or not shell.group_alive():
+        shell.close()
+        return
+    shell.detach_output()
+    notes.append(
+        f"Processes this command started in the background are still running (process group "
+        f"{shell.pid}; stop them with `kill -- -{shell.pid}`); their further output is discarded. "
+        "Use run_in_background to keep a command's output."
+    )
+
+
+def _with_notes(buffer: OutputBuffer, notes: list[str]) -> str:
+    suffix = "\n".join(notes)
+    if not suffix:
+        return bounded_output(buffer, OUTPUT_LIMIT)
+    body = bounded_output(buffer, OUTPUT_LIMIT - len(suffix) - 2).rstrip("\n")
+    return f"{body}\n\n{suffix}" if body else suffix
+
+
+def _usable_cwd(ctx: ToolContext, notes: list[str]) -> Path:
+    """The session's working directory, or the workspace when that directory has disappeared."""
+    if ctx.cwd.is_dir():
+        return ctx.cwd
+    notes.append(f"The working directory {ctx.cwd} no longer exists; the command ran in {ctx.workspace}.")
+    ctx.session.cwd = ctx.workspace
+    return ctx.workspace
+
+
+def _follow_cwd(ctx: ToolContext, started_in: Path, final: Path | None, notes: list[str]) -> None:
+    """Keep a `cd` for later calls, but never leave the workspace."""
+    if final is None or final == started_in.resolve():
+        return
+    real_workspace = ctx.workspace.resolve()
+    if final == real_workspace or real_workspace in final.parents:
+        ctx.session.cwd = ctx.workspace / final.relative_to(real_workspace)
+        return
+    ctx.session.cwd = ctx.workspace
+    notes.append(
+        f"The command ended in {final}, which is outside the workspace; the working directory was "
+        f"reset to {ctx.workspace}."
+    )

@@ -18,7 +18,7 @@ from goat_jupyter.errors import (
     ToolExecutionError,
     UnknownToolError,
 )
-from goat_jupyter.events import EventSink, ToolFinished, ToolProgress, ToolStarted, drop_event
+from goat_jupyter.events import EventSink, Notice, ToolFinished, ToolProgress, ToolStarted, drop_event
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.bounding import cut_middle
 
@@ -54,6 +54,7 @@ class HookOutcome:
     reason: str = ""
     updated_input: dict[str, Any] | None = None
     additional_context: list[str] = field(default_factory=lambda: list[str]())
+    notices: list[str] = field(default_factory=lambda: list[str]())  # for the user only (failing hooks)
 
 
 class PermissionPolicy(Protocol):
@@ -223,6 +224,7 @@ class Executor:
     ) -> ToolOutput:
         ctx = self._context(call)
         hook = await self.hooks.pre_tool_use(tool.name, args, ctx)
+        self._notify(hook.notices)
         if hook.updated_input is not None:
             args = hook.updated_input
             parsed = self._validate(tool, args)
@@ -241,12 +243,17 @@ class Executor:
                 ToolExecutionError(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
             )
         after = await self.hooks.post_tool_use(tool.name, args, output, ctx)
+        self._notify(after.notices)
         extra = [*hook.additional_context, *after.additional_context]
         if after.decision == "deny" and after.reason:
             extra.append(after.reason)
         if extra:
             output.content += "\n\n" + "\n".join(extra)
         return output
+
+    def _notify(self, notices: list[str]) -> None:
+        for text in notices:
+            self.emit(Notice(text, "warning", self.agent_id))
 
     def _context(self, call: ToolCall) -> ToolContext:
         def progress(*, title: str | None = None, output: str | None = None) -> None:

@@ -24,9 +24,14 @@ class TaskStopTool(Tool[TaskStopInput]):
         return f"Stop {args.task_id}"
 
     async def run(self, args: TaskStopInput, ctx: ToolContext) -> ToolOutput | str:
-        from goat_jupyter.errors import NotAvailableError
-
-        raise NotAvailableError("TaskStop is being built.")
+        tasks = ctx.session.tasks
+        task = await tasks.stop(args.task_id)
+        tasks.mark_reported(task.id)
+        readable = f"Its output ({task.buffer.total_chars} characters) is still readable with TaskOutput."
+        if task.status != "stopped":  # it ended by itself while we were stopping it
+            return f"Task {task.id} {task.status} by itself (exit code {task.exit_code}). {readable}"
+        what = "its process group was killed" if task.kind == "bash" else "it was cancelled"
+        return f"Stopped task {task.id} ({task.description[:120]}): {what}. {readable}"
 
 
 class KillShellTool(Tool[KillShellInput]):
@@ -37,6 +42,9 @@ class KillShellTool(Tool[KillShellInput]):
     side_effect = "blocking"
     hidden = True
     description_file = "task_stop.md"
+
+    def title_for(self, args: KillShellInput) -> str:
+        return f"Stop {args.shell_id}"
 
     async def run(self, args: KillShellInput, ctx: ToolContext) -> ToolOutput | str:
         return await TaskStopTool().run(TaskStopInput(task_id=args.shell_id), ctx)

@@ -1,0 +1,115 @@
+"""`%goat` subcommands: config, status, reset, history, resume, help."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from goat_jupyter.errors import InvalidInputError
+from goat_jupyter.runtime import GoatRuntime
+from goat_jupyter.session import list_sessions, summarize
+from goat_jupyter.settings import RUNTIME_KEYS, coerce_setting
+
+HELP = """%goat commands:
+  %goat config                 show the runtime settings
+  %goat config key=value ...   change settings (model, permission_mode, max_turns, ...)
+  %goat status                 model, mode, turns, tokens and cost of this session
+  %goat reset                  start a new conversation (stops background tasks)
+  %goat history                the conversation so far, one line per message
+  %goat resume [id]            list saved sessions, or continue one (newest with 'latest')
+%%goat [--model M] [--mode MODE] [--max-turns N] [--new]   run the cell body as a prompt"""
+
+
+def dispatch(goat: GoatRuntime, line: str) -> None:
+    words = shlex.split(line)
+    name, args = (words[0], words[1:]) if words else ("help", [])
+    handler = _COMMANDS.get(name)
+    if handler is None:
+        print(f"Unknown %goat command '{name}'.\n\n{HELP}")
+        return
+    handler(goat, args)
+
+
+def _config(goat: GoatRuntime, args: list[str]) -> None:
+    settings = goat.session.settings
+    for item in args:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            print(f"Expected key=value, got {item!r}. Keys: {', '.join(RUNTIME_KEYS)}.")
+            return
+        try:
+            setattr(settings, key, coerce_setting(key, _parse_scalar(raw)))
+        except InvalidInputError as exc:
+            print(exc.message)
+            return
+    for key in RUNTIME_KEYS:
+        print(f"{key} = {getattr(settings, key)!r}")
+
+
+def _parse_scalar(raw: str) -> Any:
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def _status(goat: GoatRuntime, args: list[str]) -> None:
+    session = goat.session
+    usage = session.usage
+    cost = "unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+    running = [t.id for t in session.tasks.all() if t.status == "running"]
+    print(
+        f"session {session.session_id}  model {session.settings.model}  mode {session.settings.permission_mode}\n"
+        f"turns {session.turns}  tokens {usage.prompt_tokens} in / {usage.completion_tokens} out  cost {cost}\n"
+        f"messages {len(session.messages)}  background tasks running: {', '.join(running) or 'none'}\n"
+        f"workspace {session.workspace}  cwd {session.cwd}"
+    )
+
+
+def _reset(goat: GoatRuntime, args: list[str]) -> None:
+    old = goat.session.session_id
+    goat.new_session()
+    print(f"Started a new conversation (the previous one, {old}, is saved and can be resumed).")
+
+
+def _history(goat: GoatRuntime, args: list[str]) -> None:
+    lines = summarize(goat.session.messages, limit=int(args[0]) if args and args[0].isdigit() else 20)
+    print("\n".join(lines) if lines else "No messages yet.")
+
+
+def _resume(goat: GoatRuntime, args: list[str]) -> None:
+    saved = list_sessions(goat.workspace)
+    if not args:
+        if not saved:
+            print("No saved sessions in this workspace.")
+        for path in saved[:20]:
+            print(f"{path.stem}  ({sum(1 for _ in path.open(encoding='utf-8'))} lines)")
+        print("Use %goat resume <id> or %goat resume latest.")
+        return
+    wanted = None if args[0] == "latest" else args[0]
+    try:
+        session = goat.resume(wanted)
+    except LookupError as exc:
+        print(exc)
+        return
+    print(f"Resumed session {session.session_id} with {len(session.messages)} messages.")
+
+
+def _help(goat: GoatRuntime, args: list[str]) -> None:
+    print(HELP)
+
+
+_COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
+    "config": _config,
+    "status": _status,
+    "reset": _reset,
+    "history": _history,
+    "resume": _resume,
+    "help": _help,
+}

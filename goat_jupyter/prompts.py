@@ -1,0 +1,65 @@
+"""The system prompt: who goat is, how it works in a notebook, and facts about this environment."""
+
+from __future__ import annotations
+
+import datetime
+import platform
+from pathlib import Path
+
+from goat_jupyter.state import SessionState
+
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+MAX_INSTRUCTIONS_CHARS = 20_000
+
+BASE_PROMPT = """You are goat, an agent that works inside a Jupyter notebook. The user talks to you from a \
+%%goat cell; your answer streams into that cell as Markdown, and the tools you call show up there as cards.
+
+How to work:
+- Be direct and concise. Use Markdown; show code in fenced blocks.
+- Use the tools to look before you act: Read files, Glob and Grep to find things, KernelInspect to look at \
+live variables in the user's kernel. Read a file before you Edit or Write it.
+- To change the notebook use NotebookEdit (insert, replace, delete cells) and RunCell to execute a cell in \
+the user's kernel; never write .ipynb files with Write or Edit.
+- Use Bash for shell commands, not for reading or editing files.
+- For multi-step work keep a todo list with TodoWrite and update it as you go.
+- Ask with AskUserQuestion when a request is ambiguous and the choice matters.
+- When a tool call is denied, do not retry the same call; adjust or ask the user.
+- Finish with a short summary of what you did and what the user should look at."""
+
+
+def _instructions(workspace: Path) -> str:
+    parts: list[str] = []
+    for name in INSTRUCTION_FILES:
+        path = workspace / name
+        try:
+            text = path.read_text(encoding="utf-8")[:MAX_INSTRUCTIONS_CHARS]
+        except (OSError, UnicodeDecodeError):
+            continue
+        parts.append(f"Contents of {path} (project instructions, follow them):\n\n{text.strip()}")
+    return "\n\n".join(parts)
+
+
+def environment_facts(state: SessionState) -> str:
+    facts = [
+        f"Working directory: {state.cwd}",
+        f"Workspace root: {state.workspace}",
+        f"Today's date: {datetime.date.today().isoformat()}",
+        f"Platform: {platform.system()} {platform.release()}, Python {platform.python_version()}",
+    ]
+    if state.notebook_path is not None:
+        facts.append(f"Notebook open in the frontend: {state.notebook_path}")
+    facts.append(f"Permission mode: {state.settings.permission_mode}")
+    return "<env>\n" + "\n".join(facts) + "\n</env>"
+
+
+def system_prompt(state: SessionState) -> str:
+    sections = [BASE_PROMPT, environment_facts(state)]
+    if state.settings.permission_mode == "plan":
+        sections.append(
+            "Plan mode is on: investigate with read-only tools only, then present your plan with "
+            "ExitPlanMode and wait for approval before changing anything."
+        )
+    instructions = _instructions(state.workspace)
+    if instructions:
+        sections.append(instructions)
+    return "\n\n".join(sections)

@@ -32,16 +32,44 @@ def _import_litellm() -> ModuleType:
 
             litellm.suppress_debug_info = True
             litellm.drop_params = True
+            # goat computes usage and cost itself; litellm's per-chunk logging only costs time.
+            litellm.disable_streaming_logging = True
+            litellm.disable_token_counter = True
             logging.getLogger("LiteLLM").setLevel(logging.ERROR)
             _litellm = litellm
     return _litellm
 
 
+def _warm_up() -> None:
+    """Import litellm, then stream one request to a throwaway local server.
+
+    litellm defers most of its imports (provider clients, streaming, cost code) to the first call,
+    which costs seconds; doing that call here, off the kernel thread, hides it. No network is used.
+    """
+    litellm = _import_litellm()
+    from goat_jupyter.replay import ReplayServer
+
+    try:
+        with ReplayServer([{"text": "ok"}]) as server:
+            stream = litellm.completion(
+                model="openai/goat-warm-up",
+                api_base=server.url,
+                api_key="warm-up",
+                messages=[{"role": "user", "content": "warm up"}],
+                stream=True,
+                max_retries=0,
+            )
+            for _chunk in stream:
+                pass
+    except Exception:  # warming is an optimisation; the real call reports real problems
+        logging.getLogger(__name__).debug("litellm warm-up failed", exc_info=True)
+
+
 def prewarm() -> None:
-    """Import litellm in a background thread so the first %%goat does not pay for it."""
+    """Warm litellm up in a background thread so the first %%goat does not pay for it."""
     global _prewarm_thread
     if _litellm is None and _prewarm_thread is None:
-        _prewarm_thread = threading.Thread(target=_import_litellm, name="goat-litellm-prewarm", daemon=True)
+        _prewarm_thread = threading.Thread(target=_warm_up, name="goat-litellm-prewarm", daemon=True)
         _prewarm_thread.start()
 
 

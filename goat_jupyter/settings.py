@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -109,6 +109,10 @@ def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Set
     """Layer the user file, the workspace file and the environment over the defaults."""
     env = os.environ if environ is None else environ
     data = _merge(_read_json(user_settings_path()), _read_json(workspace_settings_path(workspace)))
+    rules = data.get("permissions")
+    start_mode = cast("dict[str, Any]", rules).get("defaultMode") if isinstance(rules, dict) else None
+    if start_mode and "permission_mode" not in data:
+        data["permission_mode"] = start_mode  # Claude Code's way to set the starting mode
     for var, key in _ENV_KEYS.items():
         if env.get(var):
             data[key] = env[var]

@@ -92,6 +92,7 @@ class SessionState:
     todos: list[TodoItem] = field(default_factory=lambda: list[TodoItem]())
     tasks: TaskManager = field(default_factory=TaskManager)
     notebook_path: Path | None = None
+    session_rules: list[str] = field(default_factory=lambda: list[str]())  # "Allow for session" answers
 
     def __post_init__(self) -> None:
         self.workspace = Path(os.path.abspath(os.path.expanduser(self.workspace)))

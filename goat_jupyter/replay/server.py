@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +31,12 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     replay: ReplayServer
     open_sockets: set[socket.socket]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients dropping a kept-alive connection is normal; other errors still print."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class ReplayServer:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from goat_jupyter.errors import InvalidPathError, NotAvailableError
 from goat_jupyter.state import SessionState
+
+if TYPE_CHECKING:
+    from goat_jupyter.tools.runner import Executor
 
 SideEffect = Literal["none", "read_only", "mutating", "network", "blocking", "spawns"]
 
@@ -64,6 +68,7 @@ class ToolContext:
     tool_call_id: str = ""
     progress: ProgressSink = _no_progress
     services: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
+    executor: Executor | None = None  # the one running this call (subagents inherit its policy, hooks, events)
 
     @property
     def cwd(self) -> Path:
@@ -123,7 +128,8 @@ class Tool(ABC, Generic[InputT]):
         return self.side_effect == "read_only"
 
     def parameters_schema(self) -> dict[str, Any]:
-        return clean_schema(self.input_model.model_json_schema(by_alias=True))
+        """The input JSON Schema, generated once per tool class (pydantic's generation is slow)."""
+        return _schema_for(self.input_model)
 
     def title_for(self, args: InputT) -> str:
         """One line that names what this call does, for the cell and approvals."""
@@ -132,6 +138,11 @@ class Tool(ABC, Generic[InputT]):
     @abstractmethod
     async def run(self, args: InputT, ctx: ToolContext) -> ToolOutput | str:
         """Do the work; raise GoatError subclasses for failures the model should see."""
+
+
+@functools.cache
+def _schema_for(model: type[ToolInput]) -> dict[str, Any]:
+    return clean_schema(model.model_json_schema(by_alias=True))
 
 
 def _load_description(tool_cls: type[Tool[Any]]) -> str:

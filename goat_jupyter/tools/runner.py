@@ -234,6 +234,8 @@ class Executor:
         if decision.updated_input is not None:
             args = decision.updated_input
             parsed = self._validate(tool, args)
+        checkpoints = self.services.get("checkpoints")  # before-images for "Revert this run"
+        pending = await checkpoints.before_tool(tool, parsed, ctx) if checkpoints is not None else None
         try:
             output = normalise(await tool.run(parsed, ctx), tool)
         except GoatError as exc:
@@ -242,6 +244,8 @@ class Executor:
             output = error_output(
                 ToolExecutionError(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
             )
+        if checkpoints is not None:
+            await checkpoints.after_tool(pending, output)
         after = await self.hooks.post_tool_use(tool.name, args, output, ctx)
         self._notify(after.notices)
         extra = [*hook.additional_context, *after.additional_context]
@@ -259,7 +263,7 @@ class Executor:
         def progress(*, title: str | None = None, output: str | None = None) -> None:
             self.emit(ToolProgress(call.id, title, output, self.agent_id))
 
-        return ToolContext(self.session, call.id, progress, self.services)
+        return ToolContext(self.session, call.id, progress, self.services, executor=self)
 
     def _unknown_tool_message(self, name: str) -> str:
         offered = ", ".join(t.name for t in self.registry.tools() if not t.hidden)

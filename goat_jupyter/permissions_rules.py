@@ -1,0 +1,293 @@
+"""Permission rules in Claude Code's syntax: parsing, and matching one rule against one call.
+
+- `Tool` covers the whole tool; `Read` also covers Glob/Grep/LS and `Edit` also Write/NotebookEdit/
+  Move (and, for deny/ask only, Delete). A bare allow rule covers calls inside the workspace only:
+  outside it, only a path rule that names the place (`Edit(//tmp/out/**)`) allows.
+- `Bash(git diff:*)`: the command's words start with `git diff` (word boundary: not `git diffx`).
+  `Bash(npm *)`: `*` matches anything; a trailing ` *` also matches `npm` alone. `Bash(npm test)`:
+  exactly that command. Compound lines are split (`&&`, `||`, `;`, `|`, `&`, newlines, and the
+  commands inside `$(...)`, backticks and `<(...)`): an allow needs every part covered, a deny or
+  ask rule hits when any part matches (also with `VAR=x` prefixes or a path on the command name
+  removed). Prefix/wildcard allow rules never cover a part that redirects output into a file.
+- Paths, gitignore-style: `//abs/**` from the file system root, `~/x` from home, `/x` and `./x`
+  from the workspace root (the settings file's project), `x` from the workspace and, without a
+  slash, at any depth. Symlinks: allow rules must match the real path, deny/ask either one.
+- `WebFetch(domain:example.com)` is exactly that host (any port); subdomains need their own rule
+  or `domain:*.example.com`. No allow rule covers WebFetch methods other than GET/HEAD.
+- `mcp__server__tool`, `mcp__server__*` and `mcp__server` (every tool of that server).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from wcmatch import glob
+
+from goat_jupyter.permissions_shell import Subcommand, split_command
+
+RuleKind = Literal["allow", "deny", "ask"]
+
+_RULE = re.compile(r"^([A-Za-z0-9_.*-]+)(?:\((.*)\))?$", re.DOTALL)
+_GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE | glob.EXTGLOB
+_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# A name no real file has: matching `<folder>/<probe>` asks "does the rule cover this folder's files?"
+_PROBE = "\x01goat-any-file\x01"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: the tool part (`Bash`, `Edit`, `mcp__srv__*`) and the optional part in brackets."""
+
+    text: str
+    tool: str
+    specifier: str | None = None
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """The folders that path rules are anchored to: `/x`, `./x` and `x` to the workspace, `~/x` to home."""
+
+    workspace: Path
+    home: Path
+    real_workspace: Path
+    real_home: Path
+
+    @classmethod
+    def of(cls, workspace: Path, home: Path) -> Anchors:
+        return cls(workspace, home, Path(os.path.realpath(workspace)), Path(os.path.realpath(home)))
+
+
+@dataclass(frozen=True)
+class Target:
+    """A path a call touches, as written (normalised) and with symlinks resolved."""
+
+    path: Path
+    real: Path
+
+    @classmethod
+    def of(cls, path: Path) -> Target:
+        return cls(path, Path(os.path.realpath(path)))
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """What a rule can see of a call: which rule names cover it and what it touches."""
+
+    tool: str
+    names: tuple[str, ...]  # rule names that cover this tool for deny/ask
+    allow_names: tuple[str, ...]  # rule names whose allow rules cover it
+    paths: tuple[Target, ...] = ()  # every path it reads or changes (deny/ask look at all)
+    allow_paths: tuple[Target, ...] = ()  # the paths an allow rule must cover
+    search_root: bool = False  # the paths are folders searched recursively (Glob, Grep, LS)
+    command: str | None = None
+    url: str | None = None
+    outside: bool = False  # touches a path outside the workspace
+    allow_blocked: bool = False  # no allow rule may cover it (e.g. WebFetch with POST)
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_rule(text: str) -> Rule:
+    """`Tool`, `Tool(specifier)`; `Tool()` and `Tool(*)` mean the whole tool. Raises ValueError."""
+    match = _RULE.match(text.strip())
+    if not match:
+        raise ValueError(f"Not a permission rule: {text!r} (expected Tool or Tool(specifier)).")
+    tool, specifier = match.group(1), match.group(2)
+    if specifier is not None and specifier.strip() in ("", "*"):
+        specifier = None
+    return Rule(text.strip(), tool, specifier)
+
+
+def rule_matches(rule: Rule, call: CallFacts, kind: RuleKind, anchors: Anchors) -> bool:
+    """Whether `rule`, used as a `kind` rule, covers `call`."""
+    if not _name_matches(rule.tool, call, kind):
+        return False
+    if kind == "allow" and call.allow_blocked:
+        return False
+    if rule.specifier is None:
+        # A bare allow rule covers the tool inside the workspace only; outside needs a path rule.
+        return kind != "allow" or not call.outside
+    if call.command is not None:
+        return bash_rule_matches(rule.specifier, call.command, kind)
+    if call.url is not None:
+        return domain_rule_matches(rule.specifier, call.url)
+    if call.paths:
+        return _path_rule_matches(rule.specifier, call, kind, anchors)
+    return False
+
+
+def _name_matches(rule_tool: str, call: CallFacts, kind: RuleKind) -> bool:
+    if rule_tool.startswith("mcp__"):
+        if rule_tool.endswith("__*"):
+            return call.tool.startswith(rule_tool[:-1])
+        return call.tool == rule_tool or (
+            rule_tool.count("__") == 1 and call.tool.startswith(rule_tool + "__")
+        )
+    return rule_tool in (call.allow_names if kind == "allow" else call.names)
+
+
+# --- Bash -----------------------------------------------------------------------------------
+
+
+def bash_rule_matches(spec: str, command: str, kind: RuleKind) -> bool:
+    """Allow: the whole line equals the rule, or the rule covers every subcommand. Deny/ask: any."""
+    if _collapse(spec) == _collapse(command):
+        return True
+    parts = split_command(command)
+    if kind == "allow":
+        return bool(parts) and all(_covers(spec, part, strict=True) for part in parts)
+    return any(_covers(spec, variant, strict=False) for part in parts for variant in _variants(part))
+
+
+def subcommand_allowed(spec: str, part: Subcommand) -> bool:
+    """Whether the allow rule `Bash(spec)` covers this one subcommand."""
+    return _covers(spec, part, strict=True)
+
+
+def _variants(part: Subcommand) -> list[Subcommand]:
+    """The subcommand, and the same without `VAR=value` prefixes or a path on the command (deny/ask)."""
+    words = part.text.split()
+    bare = words
+    while bare and _ENV_ASSIGNMENT.match(bare[0]):
+        bare = bare[1:]
+    if bare and "/" in bare[0]:
+        bare = [bare[0].rsplit("/", 1)[1], *bare[1:]]
+    if bare is words or not bare:
+        return [part]
+    return [part, Subcommand(" ".join(bare), part.writes_file)]
+
+
+def _covers(spec: str, part: Subcommand, *, strict: bool) -> bool:
+    """Prefix (`git diff:*`), wildcard (`npm *`) or exact (`npm test`) match of one subcommand.
+
+    When `strict` (allow rules), prefix and wildcard rules never cover a command that redirects
+    output into a file: `echo:*` must not allow `echo x > ~/.bashrc`.
+    """
+    if spec.endswith(":*"):
+        if strict and part.writes_file:
+            return False
+        return _prefix_matches(spec[:-2], part.text)
+    if "*" in spec:
+        return (
+            not (strict and part.writes_file) and _wildcard(spec).fullmatch(_collapse(part.text)) is not None
+        )
+    wanted, words = _words(spec), _words(part.text)
+    return wanted is not None and wanted == words
+
+
+def _prefix_matches(prefix: str, text: str) -> bool:
+    wanted, words = _words(prefix), _words(text)
+    if wanted is None or words is None:
+        collapsed, head = _collapse(text), _collapse(prefix)
+        return collapsed == head or collapsed.startswith(head + " ")
+    return bool(wanted) and words[: len(wanted)] == wanted
+
+
+@functools.lru_cache(maxsize=512)
+def _wildcard(spec: str) -> re.Pattern[str]:
+    """`*` matches anything (spaces and slashes too); a trailing ` *` also matches nothing at all."""
+    collapsed = _collapse(spec)
+    tail = ""
+    if collapsed.endswith(" *"):
+        collapsed, tail = collapsed[:-2], "(?: .*)?"
+    body = ".*".join(re.escape(piece) for piece in collapsed.split("*"))
+    return re.compile(body + tail, re.DOTALL)
+
+
+@functools.lru_cache(maxsize=1024)
+def _words(text: str) -> tuple[str, ...] | None:
+    try:
+        return tuple(shlex.split(text, comments=True))
+    except ValueError:
+        return None
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- WebFetch -------------------------------------------------------------------------------
+
+
+def url_host(url: str) -> str:
+    """The lower-case host name of `url` (a missing scheme is taken as https)."""
+    parts = urlsplit(url if "://" in url else "https://" + url)
+    return (parts.hostname or "").rstrip(".").lower()
+
+
+def domain_rule_matches(spec: str, url: str) -> bool:
+    """`domain:example.com` is that exact host; `domain:*.example.com` its subdomains."""
+    if not spec.startswith("domain:"):
+        return False
+    domain = spec[len("domain:") :].strip().rstrip(".").lower()
+    host = url_host(url)
+    if domain.startswith("*."):
+        return host.endswith(domain[1:])
+    return bool(host) and host == domain
+
+
+# --- paths ----------------------------------------------------------------------------------
+
+
+def anchor(spec: str, anchors: Anchors, *, real: bool) -> tuple[Path, str]:
+    """The base folder (as written, or symlinks resolved) and the gitignore-style pattern below it."""
+    workspace = anchors.real_workspace if real else anchors.workspace
+    if spec.startswith("//"):
+        return Path("/"), spec[2:] or "**"
+    if spec == "~" or spec.startswith("~/"):
+        return (anchors.real_home if real else anchors.home), spec[2:] or "**"
+    if spec.startswith("/"):
+        return workspace, spec[1:] or "**"
+    if spec.startswith("./"):
+        return workspace, spec[2:] or "**"
+    # gitignore: a pattern without a slash (except a trailing one) matches at any depth
+    return workspace, spec if "/" in spec.rstrip("/") else "**/" + spec
+
+
+def _path_rule_matches(spec: str, call: CallFacts, kind: RuleKind, anchors: Anchors) -> bool:
+    real_base, pattern = anchor(spec, anchors, real=True)
+    if kind == "allow":
+        targets = call.allow_paths
+        return bool(targets) and all(
+            _under_pattern(t.real, real_base, pattern, call.search_root) for t in targets
+        )
+    base = anchor(spec, anchors, real=False)[0]
+    return any(
+        _under_pattern(t.path, base, pattern, call.search_root)
+        or _under_pattern(t.real, real_base, pattern, call.search_root)
+        for t in call.paths
+    )
+
+
+def _under_pattern(path: Path, base: Path, pattern: str, search_root: bool) -> bool:
+    rel = relative_inside(path, base)
+    if rel is None:
+        return False
+    candidates = [rel] if rel else []
+    if search_root:
+        candidates.append(f"{rel}/{_PROBE}" if rel else _PROBE)
+    matcher = _compiled(pattern)
+    return any(matcher.match(c) for c in candidates)
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(pattern: str) -> glob.WcMatcher[str]:
+    """The pattern, plus everything below what it names (gitignore: an ignored folder hides its files)."""
+    stem = pattern.rstrip("/")
+    patterns = [stem + "/**"] if pattern.endswith("/") else [stem, stem + "/**"]
+    return glob.compile(patterns, flags=_GLOB_FLAGS)
+
+
+def relative_inside(path: Path, folder: Path) -> str | None:
+    """`path` relative to `folder` in POSIX form ("" for the folder itself); None when outside it."""
+    text, root = path.as_posix(), folder.as_posix()
+    if text == root:
+        return ""
+    prefix = root if root.endswith("/") else root + "/"
+    return text[len(prefix) :] if text.startswith(prefix) else None

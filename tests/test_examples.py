@@ -1,0 +1,81 @@
+"""Every example notebook runs end to end headless, offline, with no API key (nbconvert --execute)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from goat_jupyter.replay.offline import PROVIDER_KEYS
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
+
+pytestmark = pytest.mark.timeout(300)
+
+# What each recorded session must visibly produce when replayed against the real tools.
+EXPECTED = {
+    "quickstart.ipynb": ["Hello from goat!", "hello.py"],
+    "data_analysis.ipynb": ["131,033.41", "weakest region: South", "by_region"],
+}
+
+
+def offline_env(home: Path) -> dict[str, str]:
+    dropped = {*PROVIDER_KEYS, "OPENAI_API_BASE", "OPENAI_BASE_URL"}
+    env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("GOAT_")}
+    env["GOAT_HOME"] = str(home)
+    return env
+
+
+def all_output_text(notebook: nbformat.NotebookNode) -> str:
+    parts: list[str] = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            for value in output.get("data", {}).values():
+                parts.append(value if isinstance(value, str) else "")
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_example_runs_offline(name: str, tmp_path: Path) -> None:
+    workdir = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, workdir, ignore=shutil.ignore_patterns(".goat/sessions", "*.py"))
+    out = tmp_path / "out.ipynb"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            name,
+            "--output",
+            str(out),
+            "--ExecutePreprocessor.timeout=240",
+        ],
+        cwd=workdir,
+        env=offline_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    executed = nbformat.read(out, as_version=4)
+    text = all_output_text(executed)
+    assert "replaying the recorded session" in text
+    assert "Error: " not in text, text[-3000:]
+    assert "Traceback" not in text
+    for expected in EXPECTED[name]:
+        assert expected in text, f"{expected!r} missing from the outputs of {name}"
+
+
+def test_examples_exist() -> None:
+    assert {"quickstart.ipynb", "data_analysis.ipynb"} <= set(NOTEBOOKS)

@@ -1,0 +1,24 @@
+/**
+ * goat-jupyter labextension: lets the goat agent running in the kernel read and edit the
+ * live notebook through the `goat.notebook` comm (see protocol.ts and ops.ts).
+ */
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+
+import { PanelBridge } from './bridge';
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'goat-jupyter:bridge',
+  description: 'Answers the goat.notebook comm so the goat agent edits the live notebook.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker): void => {
+    const bridge = (panel: NotebookPanel) => new PanelBridge(panel, tracker, app.name);
+    tracker.forEach(bridge);
+    tracker.widgetAdded.connect((_sender, panel) => {
+      bridge(panel);
+    });
+  }
+};
+
+export default plugin;

@@ -1,0 +1,206 @@
+/**
+ * The operations the kernel can ask for. Every change goes through the notebook's shared
+ * model, so the user sees it at once and the document becomes dirty (no reload, no
+ * "file changed on disk" dialog). A cell is named by `cell_id` in requests and results:
+ * `id` is always the request's id, echoed in its reply.
+ */
+import { PageConfig } from '@jupyterlab/coreutils';
+import * as nbformat from '@jupyterlab/nbformat';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { JSONObject } from '@lumino/coreutils';
+
+import {
+  asCodeCell,
+  cellToJSON,
+  cellType,
+  findCell,
+  findPanel,
+  hasCell,
+  ILocatedCell,
+  notebookModel,
+  runningCellId
+} from './cells';
+import {
+  optionalObject,
+  optionalString,
+  Request,
+  RequestError,
+  requiredString,
+  sourceArgument
+} from './protocol';
+import { VERSION } from './version';
+
+/** What an operation may use besides its request. */
+export interface IOpContext {
+  tracker: INotebookTracker;
+  /** The notebook panel whose kernel connection received the request. */
+  owner: NotebookPanel;
+  /** The application's name ("JupyterLab", "Jupyter Notebook"). */
+  appName: string;
+  /** The id of the cell run by the execute_request that sent the request, when known. */
+  requestingCellId: string | undefined;
+}
+
+type Operation = (request: Request, context: IOpContext) => JSONObject | Promise<JSONObject>;
+
+/** The panel a request targets: `path` if given, else the panel owning the connection. */
+function targetPanel(request: Request, context: IOpContext): NotebookPanel {
+  const path = optionalString(request, 'path');
+  if (path === undefined) {
+    if (context.owner.isDisposed) {
+      throw new RequestError('the notebook that ran this cell is no longer open');
+    }
+    return context.owner;
+  }
+  const panel = findPanel(context.tracker, path);
+  if (!panel) {
+    throw new RequestError(`notebook '${path}' is not open in this ${context.appName}`);
+  }
+  return panel;
+}
+
+function hello(_request: Request, context: IOpContext): JSONObject {
+  return {
+    path: context.owner.context.path,
+    server_root: PageConfig.getOption('serverRoot') || null,
+    client: 'jupyterlab',
+    app: context.appName,
+    version: VERSION
+  };
+}
+
+function listCells(request: Request, context: IOpContext): JSONObject {
+  const panel = targetPanel(request, context);
+  const cells = notebookModel(panel).cells;
+  const result: JSONObject[] = [];
+  for (let index = 0; index < cells.length; index++) {
+    result.push(cellToJSON(cells.get(index)));
+  }
+  return { path: panel.context.path, dirty: panel.context.model.dirty, cells: result };
+}
+
+function insertCell(request: Request, context: IOpContext): JSONObject {
+  const panel = targetPanel(request, context);
+  const afterId = optionalString(request, 'after_id');
+  const index = afterId === undefined ? 0 : findCell(panel, afterId).index + 1;
+  // An explicit id lets the kernel put back a deleted cell under its old id (revert).
+  const wantedId = optionalString(request, 'cell_id');
+  if (wantedId !== undefined && hasCell(panel, wantedId)) {
+    throw new RequestError(`a cell with id '${wantedId}' already exists in '${panel.context.path}'`);
+  }
+  const cell: nbformat.IBaseCell = {
+    ...(wantedId === undefined ? {} : { id: wantedId }),
+    cell_type: cellType(request['cell_type']),
+    source: sourceArgument(request),
+    metadata: (optionalObject(request, 'metadata') ?? {}) as nbformat.IBaseCellMetadata
+  };
+  const inserted = notebookModel(panel).sharedModel.insertCell(index, cell);
+  return { cell_id: inserted.id, index };
+}
+
+/** Swaps the cell for a new one of `newType` at the same place, keeping its id. */
+function retypeCell(
+  panel: NotebookPanel,
+  located: ILocatedCell,
+  newType: nbformat.CellType,
+  source: string,
+  metadata: JSONObject | undefined
+): void {
+  const replacement: nbformat.IBaseCell = {
+    id: located.cell.id,
+    cell_type: newType,
+    source,
+    metadata: (metadata ?? located.cell.sharedModel.getMetadata()) as nbformat.IBaseCellMetadata
+  };
+  const sharedNotebook = notebookModel(panel).sharedModel;
+  sharedNotebook.transact(() => {
+    sharedNotebook.deleteCell(located.index);
+    sharedNotebook.insertCell(located.index, replacement);
+  });
+}
+
+function replaceCell(request: Request, context: IOpContext): JSONObject {
+  const panel = targetPanel(request, context);
+  const cellId = requiredString(request, 'cell_id');
+  const located = findCell(panel, cellId);
+  const source = sourceArgument(request);
+  const metadata = optionalObject(request, 'metadata');
+  const rawType = request['cell_type'];
+  const newType = rawType === undefined || rawType === null ? undefined : cellType(rawType);
+  if (newType !== undefined && newType !== located.cell.type) {
+    retypeCell(panel, located, newType, source, metadata);
+    return { cell_id: cellId };
+  }
+  notebookModel(panel).sharedModel.transact(() => {
+    located.cell.sharedModel.setSource(source);
+    if (metadata !== undefined) {
+      located.cell.sharedModel.setMetadata(metadata as nbformat.IBaseCellMetadata);
+    }
+    if (request['clear_outputs'] === true && located.cell.type === 'code') {
+      const shared = asCodeCell(located).sharedModel;
+      shared.setOutputs([]);
+      shared.execution_count = null;
+    }
+  });
+  return { cell_id: cellId };
+}
+
+function deleteCell(request: Request, context: IOpContext): JSONObject {
+  const panel = targetPanel(request, context);
+  const located = findCell(panel, requiredString(request, 'cell_id'));
+  notebookModel(panel).sharedModel.deleteCell(located.index);
+  return {};
+}
+
+function setOutputs(request: Request, context: IOpContext): JSONObject {
+  const panel = targetPanel(request, context);
+  const shared = asCodeCell(findCell(panel, requiredString(request, 'cell_id'))).sharedModel;
+  const outputs = request['outputs'];
+  if (!Array.isArray(outputs)) {
+    throw new RequestError("'outputs' must be a list of nbformat outputs");
+  }
+  const count = request['execution_count'];
+  if (count !== undefined && count !== null && typeof count !== 'number') {
+    throw new RequestError("'execution_count' must be a number or null when given");
+  }
+  notebookModel(panel).sharedModel.transact(() => {
+    shared.setOutputs(outputs as unknown as nbformat.IOutput[]);
+    if (count !== undefined) {
+      shared.execution_count = count;
+    }
+  });
+  return {};
+}
+
+function runningCell(_request: Request, context: IOpContext): JSONObject {
+  const id =
+    context.requestingCellId ??
+    runningCellId(context.owner) ??
+    context.owner.content.activeCell?.model.id;
+  if (id === undefined) {
+    throw new RequestError('no running or active cell in this notebook');
+  }
+  return { cell_id: id };
+}
+
+function isOpen(request: Request, context: IOpContext): JSONObject {
+  return { open: findPanel(context.tracker, requiredString(request, 'path')) !== undefined };
+}
+
+async function save(request: Request, context: IOpContext): Promise<JSONObject> {
+  await targetPanel(request, context).context.save();
+  return {};
+}
+
+/** Every operation by its `op` name. */
+export const OPERATIONS: Readonly<Record<string, Operation>> = {
+  hello,
+  list_cells: listCells,
+  insert_cell: insertCell,
+  replace_cell: replaceCell,
+  delete_cell: deleteCell,
+  set_outputs: setOutputs,
+  running_cell: runningCell,
+  is_open: isOpen,
+  save
+};

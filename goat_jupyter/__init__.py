@@ -9,23 +9,36 @@ __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ip: Any) -> None:
-    """Register %%goat / %goat and start importing litellm in the background."""
-    from goat_jupyter import magic
+    """Register %%goat / %goat; the agent and litellm warm up on a background thread."""
+    from goat_jupyter import extension
 
-    magic.load_ipython_extension(ip)
+    extension.load(ip)
 
 
 def unload_ipython_extension(ip: Any) -> None:
-    from goat_jupyter import magic
+    from goat_jupyter import extension
 
-    magic.unload_ipython_extension(ip)
+    extension.unload(ip)
 
 
 async def _run(line: str, body: str) -> None:  # pyright: ignore[reportUnusedFunction]
     """The target of the %%goat cell rewrite: `await goat_jupyter._run(line, body)`."""
+    from goat_jupyter.extension import await_agent_import
+
+    await await_agent_import()
     from goat_jupyter import magic
 
     await magic.run_cell(line, body)
+
+
+async def _undo() -> None:  # pyright: ignore[reportUnusedFunction]
+    """The target of the `%goat undo` rewrite."""
+    from goat_jupyter.extension import await_agent_import
+
+    await await_agent_import()
+    from goat_jupyter.checkpoint_run import undo_last
+
+    await undo_last()
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:  # pyright: ignore[reportUnusedFunction]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +71,7 @@ class Agent:
         agent_id: str | None = None,
         system: str | None = None,
         persist_tool_use: bool = True,
+        notices: Callable[[], list[str]] | None = None,
     ) -> None:
         self.session = session
         self.registry = registry
@@ -80,6 +82,9 @@ class Agent:
         self.agent_id = agent_id
         self.system = system
         self.persist_tool_use = persist_tool_use
+        # Where pending notices for the next turn come from (default: finished background tasks);
+        # subagents pass their own (a team member's inbox) so they never take the parent's notices.
+        self.notices = notices
 
     async def run(self, prompt: str) -> RunResult:
         started = time.perf_counter()
@@ -125,8 +130,11 @@ class Agent:
             self.session.record("run", stop_reason=stop_reason, turns=turns)
         return RunResult(final_text, turns, usage, stop_reason, time.perf_counter() - started)
 
+    def _drain_notices(self) -> list[str]:
+        return self.notices() if self.notices is not None else self.session.tasks.drain_notices()
+
     def _with_notices(self, prompt: str) -> str:
-        notices = self.session.tasks.drain_notices()
+        notices = self._drain_notices()
         if not notices:
             return prompt
         return "<system-reminder>\n" + "\n".join(notices) + "\n</system-reminder>\n\n" + prompt
@@ -171,7 +179,7 @@ class Agent:
         images = image_message(outputs)
         if images is not None:
             self.session.append(images)
-        notices = self.session.tasks.drain_notices()
+        notices = self._drain_notices()
         if notices:
             self.session.append(
                 {

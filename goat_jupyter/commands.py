@@ -18,6 +18,8 @@ HELP = """%goat commands:
   %goat reset                  start a new conversation (stops background tasks)
   %goat history                the conversation so far, one line per message
   %goat resume [id]            list saved sessions, or continue one (newest with 'latest')
+  %goat undo                   revert the files and cells changed by the last %%goat run
+  %goat mcp [reconnect [name]] MCP servers: status, errors and tools; or reconnect them
 %%goat [--model M] [--mode MODE] [--max-turns N] [--new]   run the cell body as a prompt"""
 
 
@@ -101,6 +103,26 @@ def _resume(goat: GoatRuntime, args: list[str]) -> None:
     print(f"Resumed session {session.session_id} with {len(session.messages)} messages.")
 
 
+def _undo(goat: GoatRuntime, args: list[str]) -> None:
+    """Only reached when `%goat undo` was not rewritten into an await (see checkpoint_run.transform_undo)."""
+    import asyncio
+
+    from goat_jupyter.checkpoint_run import undo_last
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(undo_last())
+        return
+    print(
+        "Put `%goat undo` on a line of its own at the top level of a cell, so it can wait for the notebook."
+    )
+
+
+def _mcp(goat: GoatRuntime, args: list[str]) -> None:
+    print(goat.services["mcp"].command(args))
+
+
 def _help(goat: GoatRuntime, args: list[str]) -> None:
     print(HELP)
 
@@ -111,5 +133,7 @@ _COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
     "reset": _reset,
     "history": _history,
     "resume": _resume,
+    "undo": _undo,
+    "mcp": _mcp,
     "help": _help,
 }

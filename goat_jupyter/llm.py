@@ -16,7 +16,7 @@ from goat_jupyter.errors import LLMError
 
 _litellm: ModuleType | None = None
 _import_lock = threading.Lock()
-_prewarm_thread: threading.Thread | None = None
+_warm_started = False
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 
@@ -65,12 +65,14 @@ def _warm_up() -> None:
         logging.getLogger(__name__).debug("litellm warm-up failed", exc_info=True)
 
 
-def prewarm() -> None:
-    """Warm litellm up in a background thread so the first %%goat does not pay for it."""
-    global _prewarm_thread
-    if _litellm is None and _prewarm_thread is None:
-        _prewarm_thread = threading.Thread(target=_warm_up, name="goat-litellm-prewarm", daemon=True)
-        _prewarm_thread.start()
+def prewarm_now() -> None:
+    """Warm litellm up once; blocking, so call it from a background thread (see extension.py)."""
+    global _warm_started
+    with _import_lock:
+        if _warm_started:
+            return
+        _warm_started = True
+    _warm_up()
 
 
 async def litellm_module() -> ModuleType:

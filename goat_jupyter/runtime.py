@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from goat_jupyter.agent import Agent, RunResult
 from goat_jupyter.events import EventSink
+from goat_jupyter.hooks import HookRunner
+from goat_jupyter.kernel_tools import kernel_service
 from goat_jupyter.llm import LLMClient, RetryPolicy
+from goat_jupyter.mcp import attach_mcp
+from goat_jupyter.notebook.select import live_notebook_service
 from goat_jupyter.session import Session, list_sessions, load_session
 from goat_jupyter.settings import PermissionMode, Settings, load_settings
+from goat_jupyter.subagents import subagent_services
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.runner import Executor, Hooks, PermissionPolicy
@@ -52,7 +58,7 @@ class GoatRuntime:
     registry: Registry = field(init=False)
     services: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
     policy: PermissionPolicy | None = None
-    hooks: Hooks | None = None
+    hooks: Hooks = field(default_factory=HookRunner)  # settings hooks + hooks registered from Python
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
@@ -67,6 +73,25 @@ class GoatRuntime:
     def _install(self, session: Session) -> None:
         self.session = session
         self.registry = default_registry(session=session)
+        self._attach_services()
+
+    def _attach_services(self) -> None:
+        """Runtimes that tools reach through ctx.service(key); one line per feature."""
+        # web (WebFetch/WebSearch), mcp, subagents/teams, bridge/kernel are attached here.
+        self.services["web"] = LazyService(self._web_service)
+        self.services.update(subagent_services(self.llm_client))
+        self.services["mcp"] = attach_mcp(self.services.get("mcp"), self.registry, self.session)
+        self.services.setdefault("bridge", live_notebook_service())  # None outside a kernel
+        self.services.setdefault("kernel", kernel_service())
+
+    def start_background_services(self) -> None:
+        """Begin what connects in the background (MCP servers) as soon as the extension loads."""
+        self.services["mcp"].start()
+
+    def _web_service(self) -> Any:
+        from goat_jupyter.web import WebService  # httpx + BeautifulSoup: not at %load_ext
+
+        return WebService(llm_client=self.llm_client)
 
     def new_session(self) -> Session:
         retire(self.session)
@@ -115,6 +140,7 @@ class GoatRuntime:
         )
         ticker = asyncio.ensure_future(_tick())
         try:
+            await self.services["mcp"].wait_ready()  # first turn: a few seconds for MCP servers
             return await agent.run(prompt)
         except asyncio.CancelledError:
             await self.session.tasks.stop_all()
@@ -138,6 +164,19 @@ class GoatRuntime:
     def shutdown(self) -> None:
         """Synchronous last resort at interpreter exit: kill every background process group."""
         self.session.tasks.kill_all_now()
+
+
+class LazyService:
+    """Builds a service on first use, so heavy imports wait until a tool needs them."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._service: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._service is None:
+            self._service = self._build()
+        return getattr(self._service, name)
 
 
 def retire(session: Session) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import sys
 import time
 from collections.abc import Callable
@@ -63,6 +64,7 @@ class KernelSession:
         self.km = AsyncKernelManager(kernel_name="python3")
         self.comm_handlers: dict[str, CommHandler] = {}
         self.comm_log: list[Message] = []
+        self._comm_targets: dict[str, str] = {}  # comm id -> target name, from comm_open
         self.iopub_log: list[Message] = []  # every iopub message execute() read, any parent
         self._unacknowledged: dict[str, str] = {}  # widget comm id -> its pending update's msg id
 
@@ -79,11 +81,19 @@ class KernelSession:
         await self.km.shutdown_kernel(now=True)
 
     async def execute(
-        self, code: str, *, timeout: float = 60, on_message: Callable[[Message], None] | None = None
+        self,
+        code: str,
+        *,
+        timeout: float = 60,
+        on_message: Callable[[Message], None] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> CellResult:
-        """Run a cell and collect its iopub messages until the kernel is idle for it."""
+        """Run a cell and collect its iopub messages until the kernel is idle for it.
+
+        `metadata` goes into the execute_request as JupyterLab's does (e.g. `{"cellId": ...}`).
+        """
         started = time.perf_counter()
-        msg_id = self.client.execute(code)
+        msg_id = self._send_execute(code, metadata)
         result = CellResult(status="unknown")
         deadline = time.monotonic() + timeout
         while True:
@@ -109,12 +119,49 @@ class KernelSession:
         result.elapsed_s = time.perf_counter() - started
         return result
 
+    def _send_execute(self, code: str, metadata: dict[str, Any] | None) -> str:
+        if metadata is None:
+            return self.client.execute(code)
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": self.client.allow_stdin,
+            "stop_on_error": True,
+        }
+        msg = self.client.session.msg("execute_request", content, metadata=metadata)
+        self.client.shell_channel.send(msg)
+        return msg["header"]["msg_id"]
+
     def _on_comm(self, msg: Message) -> None:
+        """Hand comm_open, and later messages on that comm, to the handler of its target."""
         self.comm_log.append(msg)
         content = msg["content"]
-        target = content.get("target_name")
+        target = content.get("target_name") or self._comm_targets.get(content.get("comm_id", ""))
+        if msg["header"]["msg_type"] == "comm_open" and target:
+            self._comm_targets[content["comm_id"]] = target
         if target and target in self.comm_handlers:
             self.comm_handlers[target](self, msg)
+
+    async def pump(self, predicate: Callable[[], bool], timeout: float = 10) -> None:
+        """Read iopub (answering comms) while no cell is being executed, until `predicate` holds."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise TimeoutError("condition not met in time")
+            try:
+                msg = await self.client.get_iopub_msg(timeout=0.05)
+            except queue.Empty:
+                continue
+            self.iopub_log.append(msg)
+            if msg["header"]["msg_type"] in ("comm_open", "comm_msg", "comm_close"):
+                self._on_comm(msg)
+
+    def close_comm(self, comm_id: str) -> None:
+        """A comm_close from the 'frontend' (what JupyterLab sends for an unknown comm target)."""
+        msg = self.client.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
+        self.client.shell_channel.send(msg)
 
     def send_comm(self, comm_id: str, data: dict[str, Any]) -> str:
         """A comm_msg from the 'frontend', as JupyterLab sends it; returns its msg id."""

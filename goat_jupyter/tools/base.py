@@ -68,7 +68,7 @@ class ToolContext:
     tool_call_id: str = ""
     progress: ProgressSink = _no_progress
     services: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
-    executor: Executor | None = None  # the one running this call (subagents inherit its policy, hooks, events)
+    executor: Executor | None = None  # the one running this call; subagents inherit its policy and events
 
     @property
     def cwd(self) -> Path:

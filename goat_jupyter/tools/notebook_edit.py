@@ -8,8 +8,16 @@ from typing import Any, Literal
 from pydantic import Field
 
 from goat_jupyter.errors import InvalidInputError
-from goat_jupyter.notebook import CellInfo, FileNotebook, NotebookBackend, find_cell
+from goat_jupyter.notebook import CellInfo, NotebookBackend, find_cell
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.notebook_live import (
+    check_unchanged,
+    choose_backend,
+    default_anchor,
+    goat_metadata,
+    placed_below,
+    remember_write,
+)
 
 
 class NotebookEditInput(ToolInput):
@@ -24,11 +32,6 @@ class NotebookEditInput(ToolInput):
     edit_mode: Literal["replace", "insert", "delete"] = Field(default="replace")
 
 
-def choose_backend(path: Path, ctx: ToolContext) -> NotebookBackend:
-    """The notebook to edit: the .ipynb file (the live bridge in `ctx.services["bridge"]` comes later)."""
-    return FileNotebook(path)
-
-
 class NotebookEditTool(Tool[NotebookEditInput]):
     name = "NotebookEdit"
     input_model = NotebookEditInput
@@ -40,20 +43,18 @@ class NotebookEditTool(Tool[NotebookEditInput]):
 
     async def run(self, args: NotebookEditInput, ctx: ToolContext) -> ToolOutput | str:
         path = ctx.resolve_path(args.notebook_path)
-        if path.suffix.lower() != ".ipynb":
-            raise InvalidInputError(f"{path} is not a .ipynb notebook. Use Edit for other files.")
-        if args.edit_mode == "insert" and args.cell_type is None:
-            raise InvalidInputError("cell_type is required for insert: give 'code' or 'markdown'.")
-        if args.edit_mode != "insert" and args.cell_id is None:
-            raise InvalidInputError(
-                f"cell_id is required for {args.edit_mode}. Read the notebook to see ids."
-            )
-        backend = choose_backend(path, ctx)
+        _check_arguments(path, args)
+        backend = await choose_backend(path, ctx)
         if not backend.live:
             ctx.session.file_reads.check_writable(path)
         cells = await backend.list_cells()
         target = None if args.cell_id is None else find_cell(cells, args.cell_id, where=str(path))
-        stamp = _goat_metadata(ctx)
+        if target is not None and args.edit_mode != "insert":
+            check_unchanged(ctx, backend, target)
+        below_running = args.edit_mode == "insert" and target is None
+        if below_running:
+            target = default_anchor(ctx, path, cells)
+        stamp = goat_metadata(ctx)
         if args.edit_mode == "insert" or target is None:
             message, cell = await _insert(backend, args, target, stamp)
         elif args.edit_mode == "delete":
@@ -63,8 +64,21 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         await backend.save()
         if not backend.live:
             ctx.session.file_reads.record(path)
-        metadata = {"notebook_path": str(path), "edit_mode": args.edit_mode, **cell}
+        new_source = None if args.edit_mode == "delete" else args.new_source
+        remember_write(ctx, backend, cell["cell_id"], cell["cell_type"], new_source)
+        if below_running and target is not None:
+            placed_below(ctx, path, cell["cell_id"])
+        metadata = {"notebook_path": str(path), "edit_mode": args.edit_mode, "live": backend.live, **cell}
         return ToolOutput(message, metadata=metadata)
+
+
+def _check_arguments(path: Path, args: NotebookEditInput) -> None:
+    if path.suffix.lower() != ".ipynb":
+        raise InvalidInputError(f"{path} is not a .ipynb notebook. Use Edit for other files.")
+    if args.edit_mode == "insert" and args.cell_type is None:
+        raise InvalidInputError("cell_type is required for insert: give 'code' or 'markdown'.")
+    if args.edit_mode != "insert" and args.cell_id is None:
+        raise InvalidInputError(f"cell_id is required for {args.edit_mode}. Read the notebook to see ids.")
 
 
 async def _insert(
@@ -96,8 +110,3 @@ async def _replace(
     if new_type == "code":
         message += "; its outputs and execution count were cleared"
     return message + ".", {"cell_id": target.id, "cell_type": new_type}
-
-
-def _goat_metadata(ctx: ToolContext) -> dict[str, Any]:
-    """Marks cells goat wrote, so the user can tell them apart."""
-    return {"goat": {"session": ctx.session.session_id, "model": ctx.session.settings.model}}

@@ -11,6 +11,7 @@ from goat_jupyter.errors import InvalidInputError, InvalidPathError, ToolExecuti
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.fileio import missing_file_error, os_errors, sniff_binary, sniff_format
+from goat_jupyter.tools.notebook_live import read_live_notebook
 from goat_jupyter.tools.notebook_view import read_notebook_file
 from goat_jupyter.tools.read_formats import IMAGE_EXTENSIONS, read_image, read_pdf
 from goat_jupyter.tools.text_window import read_window
@@ -50,6 +51,8 @@ class ReadTool(Tool[ReadInput]):
         suffix = path.suffix.lower()
         if args.pages is not None and suffix != ".pdf":
             raise InvalidInputError(f"`pages` only applies to PDF files; {path} is not one. Leave pages out.")
+        if suffix == ".ipynb" and (live := await read_live_notebook(path, ctx)) is not None:
+            return live
         with os_errors(path, "reading"):
             return await asyncio.to_thread(self._read_file, path, suffix, args, ctx.session.file_reads)
 
@@ -59,7 +62,6 @@ class ReadTool(Tool[ReadInput]):
         elif suffix == ".pdf":
             output = read_pdf(path, args.pages)
         elif suffix == ".ipynb":
-            # The live (unsaved) notebook will come through ctx.services["bridge"] into render_notebook.
             output = read_notebook_file(path)
         else:
             output = self._read_text(path, args)

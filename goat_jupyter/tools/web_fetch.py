@@ -24,6 +24,7 @@ class WebFetchTool(Tool[WebFetchInput]):
     name = "WebFetch"
     input_model = WebFetchInput
     side_effect = "network"
+    max_output_chars = 102_000  # the page is cut at 100 000 characters; leave room for the header lines
 
     def title_for(self, args: WebFetchInput) -> str:
         return f"Fetch {args.url}" if args.method == "GET" else f"{args.method} {args.url}"

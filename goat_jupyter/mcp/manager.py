@@ -1,0 +1,226 @@
+"""McpManager: every configured MCP server, its tools in the registry, resources, and status."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
+from goat_jupyter.mcp.client import ServerConnection
+from goat_jupyter.mcp.config import MCP_JSON, McpTimeouts, load_mcp_config
+from goat_jupyter.mcp.results import (
+    call_result_output,
+    resource_entry,
+    resource_list_output,
+    resource_output,
+)
+from goat_jupyter.tools.base import ToolContext, ToolOutput
+from goat_jupyter.tools.mcp_tool import normalise_server_name
+
+if TYPE_CHECKING:
+    from mcp.shared.dispatcher import ProgressFnT
+    from mcp_types import Tool
+
+    from goat_jupyter.state import SessionState
+    from goat_jupyter.tools.registry import Registry
+
+MAX_TOOL_NAME = 64  # the longest function name the OpenAI-style APIs accept
+
+
+def exposed_tool_name(server: str, tool: str) -> str:
+    """The part after `mcp__{server}__`: allowed characters only, the whole name cut to 64."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", tool)
+    room = MAX_TOOL_NAME - len(f"mcp__{server}__")
+    return safe[: max(room, 1)]
+
+
+def _progress_reporter(ctx: ToolContext) -> ProgressFnT:
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        ctx.progress(output=f"[progress {done}] {message or ''}".rstrip() + "\n")
+
+    return report
+
+
+class McpManager:
+    """Connects servers in the background and keeps `mcp__{server}__{tool}` tools in step."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        settings_servers: Mapping[str, Any] | None = None,
+        *,
+        timeouts: McpTimeouts | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.timeouts = timeouts or McpTimeouts.from_env(environ)
+        self.config = load_mcp_config(workspace, settings_servers, environ)
+        self.connections = {
+            name: ServerConnection(
+                name, config, cwd=workspace, timeouts=self.timeouts, listener=self._on_status
+            )
+            for name, config in self.config.servers.items()
+        }
+        self._registry: Registry | None = None
+        self._exposed: dict[str, dict[str, str]] = {}  # server -> exposed tool name -> server's name
+        self._waited = False
+        self._background: set[asyncio.Task[None]] = set()
+
+    def bind(self, registry: Registry) -> McpManager:
+        """Register tools into `registry` from now on (a new session brings a new registry)."""
+        self._registry = registry
+        for conn in self.connections.values():
+            self._on_status(conn)
+        return self
+
+    def registry_names(self) -> list[str]:
+        return self._registry.names() if self._registry is not None else []
+
+    def start(self) -> bool:
+        """Connect every server not yet started, in background tasks; False without a running loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        for conn in self.connections.values():
+            if conn.status == "pending":
+                conn.start()
+        return True
+
+    async def wait_ready(self, timeout_s: float | None = None) -> None:
+        """Only the first time: wait up to `timeout_s` for servers still connecting, then go on."""
+        self.start()
+        if self._waited:
+            return
+        self._waited = True
+        budget = self.timeouts.first_turn_wait_s if timeout_s is None else timeout_s
+        connecting = [conn for conn in self.connections.values() if conn.status == "connecting"]
+        if connecting and budget > 0:
+            await _wait_all([conn.wait_settled(None) for conn in connecting], budget)
+
+    def _on_status(self, conn: ServerConnection) -> None:
+        registry = self._registry
+        if registry is None:
+            return
+        if conn.status == "connected":
+            registry.unregister_mcp_tools(f"mcp__{conn.name}__")
+            self._exposed[conn.name] = {}
+            for tool in conn.tools:
+                self._register(registry, conn.name, tool)
+        elif conn.status == "disconnected" or (conn.status == "failed" and not conn.lost):
+            registry.unregister_mcp_tools(f"mcp__{conn.name}__")
+            self._exposed.pop(conn.name, None)
+
+    def _register(self, registry: Registry, server: str, tool: Tool) -> None:
+        exposed = exposed_tool_name(server, tool.name)
+        names = self._exposed.setdefault(server, {})
+        if exposed in names:
+            return  # two of the server's names collapse to one; keep the first
+        names[exposed] = tool.name
+        annotations = (
+            tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+        )
+        schema: dict[str, Any] = {"type": "object", "properties": {}, **tool.input_schema}
+        description = tool.description or tool.title or ""
+        registry.register_mcp_tool(server, exposed, description, schema, annotations, self)
+
+    def _connection(self, server: str) -> ServerConnection:
+        name = normalise_server_name(server)
+        conn = self.connections.get(name)
+        if conn is not None:
+            return conn
+        if name in self.config.errors:
+            raise ToolExecutionError(f"The MCP server '{name}' has an {self.config.errors[name]}")
+        if not self.connections:
+            raise InvalidInputError(
+                f"No MCP servers are configured (add them to {MCP_JSON} in {self.workspace})."
+            )
+        known = ", ".join(self.connections)
+        raise InvalidInputError(f"There is no MCP server named '{server}'. Configured servers: {known}.")
+
+    async def call_tool(
+        self, server: str, tool_name: str, arguments: dict[str, Any], ctx: ToolContext
+    ) -> ToolOutput:
+        """Run one tool on its server (McpTool calls this); failures raise GoatErrors."""
+        conn = self._connection(server)
+        original = self._exposed.get(conn.name, {}).get(tool_name, tool_name)
+        result = await conn.call_tool(original, arguments, _progress_reporter(ctx))
+        return call_result_output(result, f"{conn.name}: {original}")
+
+    async def list_resources(self, server: str | None = None) -> ToolOutput:
+        """Resources of one server, or of every connected server (failures listed, not fatal)."""
+        targets = [self._connection(server)] if server else list(self.connections.values())
+        entries: list[dict[str, Any]] = []
+        problems: list[str] = []
+        for conn in targets:
+            if server is None and conn.status != "connected":
+                if conn.status == "failed":
+                    problems.append(f"Server '{conn.name}' is not connected: {conn.error}")
+                continue
+            try:
+                resources = await conn.list_resources()
+            except GoatError as exc:
+                if server is not None:
+                    raise
+                problems.append(exc.message)
+                continue
+            entries.extend(resource_entry(conn.name, resource) for resource in resources)
+        return resource_list_output(entries, problems)
+
+    async def read_resource(self, server: str, uri: str) -> ToolOutput:
+        conn = self._connection(server)
+        return resource_output(await conn.read_resource(uri), conn.name, uri)
+
+    async def disconnect(self, server: str) -> None:
+        """Stop one server; its tools leave the registry."""
+        await self._connection(server).close()
+
+    async def reconnect(self, servers: Sequence[str] = ()) -> None:
+        """Restart the named servers, or every one that is not connected."""
+        conns = [self._connection(name) for name in servers] or [
+            conn for conn in self.connections.values() if conn.status != "connected"
+        ]
+        for conn in conns:
+            await conn.close()
+            conn.start()
+
+    async def close(self) -> None:
+        await asyncio.gather(*(conn.close() for conn in self.connections.values()))
+
+    def command(self, args: Sequence[str]) -> str:
+        """`%goat mcp [reconnect [server ...]]`: the status text, or schedule a reconnect."""
+        from goat_jupyter.mcp.status import status_text
+
+        if args and args[0] == "reconnect":
+            try:
+                loop = asyncio.get_running_loop()
+                names = [self._connection(name).name for name in args[1:]]
+            except (RuntimeError, GoatError) as exc:
+                return exc.message if isinstance(exc, GoatError) else "No event loop is running."
+            task = loop.create_task(self.reconnect(names))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            return f"Reconnecting {', '.join(names) or 'the servers that are not connected'}; see %goat mcp."
+        if args and args[0] not in ("list", "status"):
+            return "Usage: %goat mcp [list | reconnect [server ...]]"
+        return status_text(self)
+
+
+async def _wait_all(waits: Sequence[Awaitable[bool]], timeout_s: float) -> None:
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        await asyncio.wait(tasks, timeout=timeout_s)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+def attach_mcp(current: object, registry: Registry, session: SessionState) -> McpManager:
+    """The runtime's manager (created on first use, kept across sessions), bound to `registry`."""
+    if not isinstance(current, McpManager):
+        current = McpManager(session.workspace, session.settings.mcp_servers)
+    return current.bind(registry)

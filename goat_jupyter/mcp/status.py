@@ -1,0 +1,50 @@
+"""The `%goat mcp` report: each server's transport, status (with its error) and tools."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from goat_jupyter.mcp.config import MCP_JSON, StdioServerConfig
+
+if TYPE_CHECKING:
+    from goat_jupyter.mcp.client import ServerConnection
+    from goat_jupyter.mcp.manager import McpManager
+
+
+def _target(conn: ServerConnection) -> str:
+    config = conn.config
+    if isinstance(config, StdioServerConfig):
+        return " ".join([config.command, *config.args])
+    return config.url
+
+
+def _server_lines(manager: McpManager, conn: ServerConnection) -> list[str]:
+    source = manager.config.sources.get(conn.name, "")
+    lines = [f"{conn.name}  [{conn.transport}, {source}]  {conn.status}  ({_target(conn)})"]
+    if conn.error:
+        lines.extend("    " + line for line in conn.error.splitlines())
+    names = [name for name in manager.registry_names() if name.startswith(f"mcp__{conn.name}__")]
+    if names:
+        lines.append(f"    {len(names)} tools: " + ", ".join(names))
+    return lines
+
+
+def status_text(manager: McpManager) -> str:
+    """Every configured server, then entries that could not be used and file problems."""
+    if not manager.connections and not manager.config.errors and not manager.config.problems:
+        return (
+            f"No MCP servers are configured. Add them to {MCP_JSON} in {manager.workspace} "
+            "(Claude Code's format) or to mcpServers in .goat/settings.json."
+        )
+    lines = ["MCP servers:"] if manager.connections else []
+    for conn in manager.connections.values():
+        lines.extend("  " + line for line in _server_lines(manager, conn))
+    for name, error in manager.config.errors.items():
+        lines.append(f"  {name}  failed  ({error})")
+    lines.extend(manager.config.problems)
+    timeouts = manager.timeouts
+    lines.append(
+        f"Timeouts: connect {timeouts.connect_s:g} s, tool calls {timeouts.call_s:g} s, "
+        f"first-turn wait {timeouts.first_turn_wait_s:g} s."
+    )
+    return "\n".join(lines)

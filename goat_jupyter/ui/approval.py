@@ -1,0 +1,170 @@
+"""The approval prompt in the cell: preview, four buttons, feedback, edit-arguments; a record after."""
+
+from __future__ import annotations
+
+import json
+import os
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, Choice
+from goat_jupyter.ui import style
+from goat_jupyter.ui.comm_idle import (
+    Answer,
+    Bundle,
+    Show,
+    ipywidgets,
+    on_click,
+    record_bundle,
+    show_until_answered,
+)
+from goat_jupyter.ui.preview import preview_html
+
+CHOICES: dict[Choice, str] = {
+    "allow_once": "Allow once",
+    "allow_session": "Allow for session",
+    "always_allow": "Always allow",
+    "deny": "Deny",
+}
+BUTTON_STYLES: dict[Choice, str] = {
+    "allow_once": "success",
+    "allow_session": "",
+    "always_allow": "",
+    "deny": "danger",
+}
+FEEDBACK_PLACEHOLDER = "Optional feedback for the model (sent with Deny)"
+RISK_COLOR = {"low": style.GREY, "medium": style.AMBER, "high": style.AMBER, "critical": style.RED}
+
+
+def who() -> str:
+    return os.environ.get("JUPYTERHUB_USER") or "the user"
+
+
+def answer_record(request: ApprovalRequest, answer: ApprovalAnswer) -> Bundle:
+    """What was decided, by whom, about which call."""
+    subject = (
+        f"{request.tool_name}: {request.title}" if request.title != request.tool_name else request.tool_name
+    )
+    if answer.choice == "deny":
+        feedback = f" — feedback: {answer.feedback}" if answer.feedback else ""
+        return record_bundle("✗", style.RED, f"Denied by {who()}: {subject}{feedback}")
+    if answer.updated_input is not None:
+        edited = json.dumps(answer.updated_input, ensure_ascii=False)[:300]
+        return record_bundle(
+            "✎", style.GREEN, f"Allowed once with edited arguments by {who()}: {subject} {edited}"
+        )
+    rule = request.suggested_rule
+    outcome = {
+        "allow_once": "Allowed once",
+        "allow_session": f"Allowed for this session (rule {rule})",
+        "always_allow": f"Always allowed (rule {rule} saved to .goat/settings.json)",
+    }[answer.choice]
+    return record_bundle("✓", style.GREEN, f"{outcome} by {who()}: {subject}")
+
+
+def cancelled_record(request: ApprovalRequest) -> Bundle:
+    return record_bundle("⊘", style.AMBER, f"Approval cancelled (cell interrupted): {request.title}")
+
+
+class ApprovalPrompt:
+    """The widget for one approval; `answer` resolves from its button callbacks (any thread)."""
+
+    def __init__(self, request: ApprovalRequest, preview: str) -> None:
+        w = ipywidgets()
+        self.request = request
+        self.answer: Answer[ApprovalAnswer] = Answer()
+        self.buttons = {choice: self._choice_button(choice) for choice in self._choices()}
+        self.feedback = w.Text(
+            placeholder=FEEDBACK_PLACEHOLDER, continuous_update=False, layout=w.Layout(width="60%")
+        )
+        self.editor = w.Textarea(
+            value=json.dumps(request.args, indent=2, ensure_ascii=False),
+            continuous_update=False,
+            rows=min(20, 2 + json.dumps(request.args, indent=2).count("\n")),
+            layout=w.Layout(width="90%"),
+        )
+        self.edit_error = w.HTML("")
+        self.run_edited = w.Button(description="Run edited", button_style="warning")
+        on_click(self.run_edited, self._submit_edited)
+        self.edit_toggle = w.Button(description="Edit arguments", tooltip="Change the arguments, then run")
+        on_click(self.edit_toggle, self._toggle_editor)
+        self.editor_box = w.VBox(
+            [self.editor, self.run_edited, self.edit_error], layout=w.Layout(display="none")
+        )
+        self.view = w.VBox(
+            [
+                w.HTML(self._header_html() + preview),
+                w.HBox(list(self.buttons.values())),
+                self.feedback,
+                self.edit_toggle,
+                self.editor_box,
+            ]
+        )
+
+    def _choices(self) -> list[Choice]:
+        """All four, except the rule-saving ones when there is no rule that could cover the call."""
+        if self.request.suggested_rule is None:
+            return ["allow_once", "deny"]
+        return list(CHOICES)
+
+    def _choice_button(self, choice: Choice) -> Any:
+        rule = self.request.suggested_rule
+        tooltips: dict[Choice, str] = {
+            "allow_once": "Run this call once",
+            "allow_session": f"Allow calls matching {rule} for the rest of this goat session",
+            "always_allow": f"Save the rule {rule} to .goat/settings.json",
+            "deny": "Do not run it; the model gets your feedback",
+        }
+        button = ipywidgets().Button(
+            description=CHOICES[choice], button_style=BUTTON_STYLES[choice], tooltip=tooltips[choice]
+        )
+        on_click(button, lambda: self._choose(choice))
+        return button
+
+    def _header_html(self) -> str:
+        color = RISK_COLOR.get(self.request.risk, style.AMBER)
+        reason = (
+            f'<div style="{style.NOTE}">{escape(self.request.reason)}</div>' if self.request.reason else ""
+        )
+        return (
+            f'<div style="border-left:4px solid {color};padding-left:6px">'
+            f"<b>⚠ {escape(self.request.tool_name)}</b> wants permission: {escape(self.request.title)}"
+            f"{reason}</div>"
+        )
+
+    def _choose(self, choice: Choice) -> None:
+        feedback = str(self.feedback.value).strip() if choice == "deny" else ""
+        self.answer.set(ApprovalAnswer(choice, feedback or None))
+
+    def _toggle_editor(self) -> None:
+        shown = self.editor_box.layout.display != "none"
+        self.editor_box.layout.display = "none" if shown else "flex"
+
+    def _submit_edited(self) -> None:
+        try:
+            value = json.loads(str(self.editor.value))
+        except ValueError as exc:
+            self._show_edit_error(f"Not valid JSON: {exc}. Nothing was run.")
+            return
+        if not isinstance(value, dict):
+            self._show_edit_error("The arguments must be a JSON object. Nothing was run.")
+            return
+        edited: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        self.answer.set(ApprovalAnswer("allow_once", updated_input=edited))
+
+    def _show_edit_error(self, text: str) -> None:
+        self.edit_error.value = f'<span style="color:{style.RED}">{escape(text)}</span>'
+
+
+async def ask_approval(request: ApprovalRequest, show: Show, cwd: Path) -> ApprovalAnswer:
+    """Show the prompt for one call and wait (no timeout) for a button; the stop button cancels it."""
+    prompt = ApprovalPrompt(request, await preview_html(request.tool_name, request.args, cwd))
+    return await show_until_answered(
+        show,
+        prompt.view,
+        prompt.answer,
+        lambda answer: answer_record(request, answer),
+        cancelled_record(request),
+        f"goat asks permission for {request.tool_name}: {request.title}",
+    )

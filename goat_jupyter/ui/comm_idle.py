@@ -1,0 +1,230 @@
+"""Widget comms while a cell awaits: an idle status after each comm message, and answer futures.
+
+ipykernel 7.4 handles comm messages that arrive during an awaiting (async) cell concurrently and
+publishes no busy/idle status for them. The ipywidgets frontend sends one value update at a time
+and holds the next one until the kernel reports `idle` for the previous one, so without a status
+only the first change of a Text/Dropdown/Checkbox ever reaches the kernel. `install` wraps the
+kernel's handlers so every comm message handled during a running cell is followed by an `idle`
+status for that message (then `busy` again for the cell, so the kernel indicator stays right).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from html import escape
+from typing import Any, Generic, Protocol, TypeVar
+
+from goat_jupyter.ui import style
+
+T = TypeVar("T")
+Handler = Callable[[Any, Any, dict[str, Any]], Any]
+Bundle = dict[str, str]
+_MARK = "_goat_comm_idle"
+_log = logging.getLogger(__name__)
+
+
+def ipywidgets() -> Any:
+    """The ipywidgets module, imported on first use (slow to import, and untyped)."""
+    import importlib
+
+    return importlib.import_module("ipywidgets")
+
+
+def on_click(button: Any, action: Callable[[], None]) -> None:
+    """Run `action` when `button` is clicked (the button argument ipywidgets passes is not needed)."""
+
+    def clicked(_button: Any) -> None:
+        action()
+
+    button.on_click(clicked)
+
+
+def current_kernel() -> Any | None:
+    """The ipykernel kernel running this code, or None outside one."""
+    import sys
+
+    if "ipykernel" not in sys.modules or "IPython" not in sys.modules:
+        return None
+    from IPython.core.getipython import get_ipython
+
+    shell = get_ipython()
+    return getattr(shell, "kernel", None) if shell is not None else None
+
+
+def install(kernel: Any) -> bool:
+    """Wrap `kernel.shell_handlers` once (idempotent); True when this call installed the fix."""
+    handlers: Any = getattr(kernel, "shell_handlers", None)
+    if not isinstance(handlers, dict):
+        return False
+    table: dict[str, Handler] = handlers  # pyright: ignore[reportUnknownVariableType]
+    comm_msg = table.get("comm_msg")
+    execute = table.get("execute_request")
+    if comm_msg is None or execute is None or getattr(comm_msg, _MARK, False):
+        return False
+    running: list[dict[str, Any]] = []  # parents of the execute requests now in progress
+    table["execute_request"] = _tracking(execute, running)
+    table["comm_msg"] = _idle_after(kernel, comm_msg, running)
+    return True
+
+
+def is_installed(kernel: Any) -> bool:
+    handlers: Any = getattr(kernel, "shell_handlers", None)
+    return isinstance(handlers, dict) and bool(getattr(handlers.get("comm_msg"), _MARK, False))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+
+
+def _tracking(handler: Handler, running: list[dict[str, Any]]) -> Handler:
+    async def execute_request(stream: Any, ident: Any, parent: dict[str, Any]) -> None:
+        # Comm messages are handled on the main shell, so only its cells make them concurrent.
+        on_main_shell = parent.get("header", {}).get("subshell_id") is None
+        if on_main_shell:
+            running.append(parent)
+        try:
+            result = handler(stream, ident, parent)
+            if inspect.isawaitable(result):
+                await result
+        finally:
+            if on_main_shell:
+                _discard(running, parent)
+
+    return execute_request
+
+
+def _discard(items: list[dict[str, Any]], item: dict[str, Any]) -> None:
+    for index, value in enumerate(items):
+        if value is item:
+            del items[index]
+            return
+
+
+def _idle_after(kernel: Any, handler: Handler, running: list[dict[str, Any]]) -> Handler:
+    def publish(msg: dict[str, Any]) -> None:
+        if not running:
+            return  # not during a cell: ipykernel publishes busy/idle itself
+        try:
+            kernel._publish_status("idle", "shell", parent=msg)
+            kernel._publish_status("busy", "shell", parent=running[-1])
+        except Exception:
+            _log.debug("goat: could not publish the comm idle status", exc_info=True)
+
+    def comm_msg(stream: Any, ident: Any, msg: dict[str, Any]) -> Any:
+        try:
+            result = handler(stream, ident, msg)
+        except BaseException:
+            publish(msg)
+            raise
+        if inspect.isawaitable(result):
+            return _then(result, lambda: publish(msg))
+        publish(msg)
+        return result
+
+    setattr(comm_msg, _MARK, True)
+    return comm_msg
+
+
+async def _then(result: Awaitable[Any], after: Callable[[], None]) -> Any:
+    try:
+        return await result
+    finally:
+        after()
+
+
+class Answer(Generic[T]):
+    """A one-shot answer from widget callbacks: set from any thread, awaited on the cell's loop."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._future: asyncio.Future[T] = self._loop.create_future()
+
+    def set(self, value: T) -> None:
+        """Resolve with `value` unless already resolved; safe from callbacks on other threads."""
+        self._loop.call_soon_threadsafe(self._resolve, value)
+
+    def _resolve(self, value: T) -> None:
+        if not self._future.done():
+            self._future.set_result(value)
+
+    @property
+    def done(self) -> bool:
+        return self._future.done()
+
+    async def wait(self) -> T:
+        """Wait with no timeout; cancelling the waiter (the stop button) cancels the answer."""
+        return await self._future
+
+
+class HandleLike(Protocol):
+    def update(self, obj: Any, /, *, raw: bool = False) -> None: ...
+
+
+Show = Callable[[Any], "HandleLike | None"]
+
+
+NO_WIDGETS_HINT = (
+    "(waiting for an answer in the cell's buttons; if they do not show, this frontend cannot display "
+    "widgets: press stop / interrupt the kernel, then set GOAT_INTERACTIVE=0 or add allow rules)"
+)
+
+
+class WidgetView:
+    """Displays a widget with a useful text/plain fallback for frontends that cannot show widgets."""
+
+    def __init__(self, widget: Any, text: str) -> None:
+        self.widget = widget
+        self.text = text
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/plain"] = f"{self.text} {NO_WIDGETS_HINT}"
+        return bundle
+
+
+async def show_until_answered(
+    show: Show,
+    view: Any,
+    answer: Answer[T],
+    record: Callable[[T], Bundle],
+    cancelled: Bundle,
+    waiting: str = "goat is waiting for you",
+) -> T:
+    """Show `view`, wait for its answer, then replace it with a plain record (also when cancelled)."""
+    handle = show(WidgetView(view, waiting))
+    try:
+        value = await answer.wait()
+    except asyncio.CancelledError:
+        retire(view, handle, cancelled)
+        raise
+    retire(view, handle, record(value))
+    return value
+
+
+def retire(view: Any, handle: HandleLike | None, bundle: Bundle) -> None:
+    """Disable the widgets, put the record in their place and close their comms."""
+    widgets = list(_tree(view))
+    for widget in widgets:
+        if hasattr(widget, "disabled"):
+            widget.disabled = True
+    if handle is not None:
+        handle.update(bundle, raw=True)
+    for widget in widgets:
+        widget.close()
+
+
+def _tree(widget: Any) -> list[Any]:
+    found: list[Any] = []
+    for child in getattr(widget, "children", ()):
+        found.extend(_tree(child))
+    return [*found, widget]
+
+
+def record_bundle(glyph: str, color: str, text: str) -> Bundle:
+    """A one-line HTML + text record that stays readable in a saved notebook without widget state."""
+    stamp = time.strftime("%H:%M:%S")
+    html = (
+        f'<div style="{style.NOTE};border-left:3px solid {color};padding-left:6px;margin:2px 0">'
+        f'<span style="color:{color}">{glyph}</span> {escape(text)} · {stamp}</div>'
+    )
+    return {"text/html": html, "text/plain": f"{glyph} {text} · {stamp}"}

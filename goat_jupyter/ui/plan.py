@@ -1,0 +1,87 @@
+"""ExitPlanMode in the cell: the plan as Markdown, then Approve / Keep planning with optional feedback."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from goat_jupyter.ui import style
+from goat_jupyter.ui.comm_idle import Answer, Show, ipywidgets, on_click, record_bundle, show_until_answered
+from goat_jupyter.ui.html import safe_markdown
+
+if TYPE_CHECKING:
+    from goat_jupyter.tools.base import ToolContext, ToolOutput
+    from goat_jupyter.tools.exit_plan_mode import ExitPlanModeInput
+
+Verdict = Literal["approve", "keep_planning"]
+Review = tuple[Verdict, str | None]
+FEEDBACK_PLACEHOLDER = "Optional feedback on the plan"
+
+
+class MarkdownBlock:
+    """The plan as a text/markdown display, so the saved notebook keeps it readable."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/markdown": safe_markdown(self.text), "text/plain": self.text}
+
+
+class PlanPrompt:
+    """Approve / Keep planning buttons and a feedback box; `answer` resolves with the verdict."""
+
+    def __init__(self) -> None:
+        w = ipywidgets()
+        self.answer: Answer[Review] = Answer()
+        self.feedback = w.Text(
+            placeholder=FEEDBACK_PLACEHOLDER, continuous_update=False, layout=w.Layout(width="60%")
+        )
+        approve = w.Button(description="Approve", button_style="success", tooltip="Leave plan mode and start")
+        keep = w.Button(description="Keep planning", tooltip="Stay in plan mode; the model revises the plan")
+        on_click(approve, lambda: self._decide("approve"))
+        on_click(keep, lambda: self._decide("keep_planning"))
+        header = w.HTML("<b>📋 Plan ready for review</b> (above)")
+        self.view = w.VBox([header, w.HBox([approve, keep]), self.feedback])
+
+    def _decide(self, verdict: Verdict) -> None:
+        self.answer.set((verdict, str(self.feedback.value).strip() or None))
+
+
+def review_record(review: Review) -> dict[str, str]:
+    verdict, feedback = review
+    note = f" — feedback: {feedback}" if feedback else ""
+    if verdict == "approve":
+        return record_bundle("✓", style.GREEN, f"Plan approved by the user; mode switched to default{note}")
+    return record_bundle("↺", style.AMBER, f"Plan not approved: the user asked to keep planning{note}")
+
+
+def review_result(review: Review) -> ToolOutput:
+    """What the model reads after the review (the mode change itself happens in `review_plan`)."""
+    from goat_jupyter.tools.base import ToolOutput
+
+    verdict, feedback = review
+    note = f"\nThe user's feedback: {feedback}" if feedback else ""
+    if verdict == "approve":
+        text = (
+            "The user approved your plan. The session has left plan mode and is now in default "
+            "permission mode: carry out the plan (risky calls still ask for approval)." + note
+        )
+    else:
+        text = (
+            "The user did not approve the plan yet and wants you to keep planning. The session stays "
+            "in plan mode: revise the plan, then call ExitPlanMode again." + note
+        )
+    return ToolOutput(text, metadata={"approved": verdict == "approve", "feedback": feedback})
+
+
+async def review_plan(args: ExitPlanModeInput, ctx: ToolContext, show: Show) -> ToolOutput:
+    """Show the plan and wait for Approve (switch to default mode) or Keep planning."""
+    show(MarkdownBlock(args.plan))
+    prompt = PlanPrompt()
+    cancelled = record_bundle("⊘", style.AMBER, "Plan review cancelled (cell interrupted)")
+    review = await show_until_answered(
+        show, prompt.view, prompt.answer, review_record, cancelled, "goat asks you to review the plan above"
+    )
+    if review[0] == "approve":
+        ctx.session.settings.permission_mode = "default"
+    return review_result(review)

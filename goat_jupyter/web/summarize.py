@@ -1,0 +1,61 @@
+"""WebFetch's `prompt`: the session's small model answers it from the fetched page alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from goat_jupyter.llm import LLMClient, RetryPolicy, Usage
+from goat_jupyter.settings import Settings
+
+ClientFactory = Callable[[Settings], LLMClient]
+"""Builds an LLM client for given settings (the runtime's own factory, so endpoints match)."""
+
+SYSTEM_PROMPT = """\
+You read one web page for another AI agent and answer its request about that page.
+- Use only the page content given below. Do not add facts from memory; if the page does not \
+contain the answer, say so plainly.
+- Be concise: give the answer itself, with the specific names, numbers, code or links that \
+support it. No preamble, no closing remarks.
+- Quote sparingly: keep each quotation short (well under a paragraph) and put it in quotation \
+marks; paraphrase the rest. Code snippets the request asks for may be copied as code blocks.
+- Mention when the page looks cut off, empty, or like an error or login page."""
+
+
+@dataclass
+class PageAnswer:
+    text: str
+    model: str
+    usage: Usage
+
+
+def small_model_settings(settings: Settings) -> Settings:
+    """The session's settings with the small model (default: the main model) as `model`."""
+    return settings.model_copy(update={"model": settings.small_model or settings.model})
+
+
+def default_client(settings: Settings) -> LLMClient:
+    """An LLM client built from settings alone (providers' endpoints come from litellm's env)."""
+    retry = RetryPolicy(max_retries=settings.max_retries, base_delay_s=settings.retry_base_delay_s)
+    return LLMClient(settings.model, retry=retry)
+
+
+def page_messages(url: str, content: str, prompt: str) -> list[dict[str, str]]:
+    user = f"Page URL: {url}\n\n<page>\n{content}\n</page>\n\nRequest about this page:\n{prompt}"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+async def answer_from_page(
+    client: LLMClient,
+    *,
+    url: str,
+    content: str,
+    prompt: str,
+    on_retry: Callable[[str], None] = lambda _notice: None,
+) -> PageAnswer:
+    """Ask the small model `prompt` about `content`; LLMError propagates after its retries."""
+    turn = await client.complete(
+        page_messages(url, content, prompt), None, on_text=lambda _delta: None, on_retry=on_retry
+    )
+    text = turn.text.strip() or "(The model returned an empty answer about this page.)"
+    return PageAnswer(text, client.model, turn.usage)

@@ -48,6 +48,13 @@ SCRIPTS = {
         text_turn("Ready again.", match="are you ok"),
     ],
     "commands": [],
+    "errors": [
+        {"error": {"status": 429, "message": "slow down"}},
+        {"error": {"status": 500, "message": "boom"}},
+        tool_turn("Read", '{"file_path": "broken', call_id="bad_json"),
+        tool_turn("Teleport", {"to": "moon"}, call_id="unknown_tool"),
+        text_turn("Still here after the errors."),
+    ],
 }
 
 
@@ -132,3 +139,20 @@ async def test_goat_line_commands(replay_kernel: tuple[KernelSession, ReplayServ
     assert "goat" in magics.text("text/plain")
     options = await kernel.execute("%%goat --max-turns zero\nhi")
     assert "--max-turns" in options.stdout
+
+
+@pytest.mark.parametrize("replay_kernel", ["errors"], indirect=True)
+async def test_provider_errors_and_bad_tool_calls_do_not_end_the_run(
+    replay_kernel: tuple[KernelSession, ReplayServer],
+) -> None:
+    kernel, server = replay_kernel
+    cell = await kernel.execute("%%goat\nplease cope with errors")
+    assert cell.status == "ok", cell.error
+    shown = cell.text("text/plain") + cell.text("text/markdown")
+    assert "Still here after the errors." in shown
+    assert "429" in shown and "500" in shown, "retries are announced in the cell"
+    tool_results = {
+        m["tool_call_id"]: m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"
+    }
+    assert tool_results["bad_json"].startswith("Error: ")
+    assert tool_results["unknown_tool"].startswith("Error: ") and "Teleport" in tool_results["unknown_tool"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -141,6 +141,11 @@ def value_hint(key: str) -> str:
     return VALUE_HINTS.get(key) or f"a value of type {Settings.model_fields[key].annotation}"
 
 
+def _is_bool_setting(key: str) -> bool:
+    annotation: object = Settings.model_fields[key].annotation
+    return annotation is bool or bool in get_args(annotation)
+
+
 def coerce_setting(key: str, value: object) -> object:
     """Validate one runtime value; raises InvalidInputError naming the valid keys or values."""
     if key not in RUNTIME_KEYS:
@@ -149,7 +154,7 @@ def coerce_setting(key: str, value: object) -> object:
         value = value.strip()
         if value.lower() in ("none", "null", ""):
             value = None
-    if isinstance(value, bool) and Settings.model_fields[key].annotation not in (bool, bool | None):
+    if isinstance(value, bool) and not _is_bool_setting(key):
         raise InvalidInputError(f"Invalid value {value!r} for '{key}'. Valid values: {value_hint(key)}.")
     probe = Settings()
     try:

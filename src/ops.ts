@@ -134,7 +134,14 @@ function replaceCell(request: Request, context: IOpContext): JSONObject {
   notebookModel(panel).sharedModel.transact(() => {
     located.cell.sharedModel.setSource(source);
     if (metadata !== undefined) {
-      located.cell.sharedModel.setMetadata(metadata as nbformat.IBaseCellMetadata);
+      // setMetadata(object) only adds keys: drop the ones the new metadata lacks (revert).
+      const shared = located.cell.sharedModel;
+      for (const key of Object.keys(shared.getMetadata())) {
+        if (!(key in metadata)) {
+          shared.deleteMetadata(key);
+        }
+      }
+      shared.setMetadata(metadata as nbformat.IBaseCellMetadata);
     }
     if (request['clear_outputs'] === true && located.cell.type === 'code') {
       const shared = asCodeCell(located).sharedModel;

@@ -1,6 +1,7 @@
 """Jupyter server configuration for the Galata tests (started by Playwright's webServer)."""
 
 import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -38,3 +39,21 @@ c.LabServerApp.extra_labextensions_path = [
     str(Path(jupyterlab.galata.__file__).parent),
     *_freshly_built_extension_dir(),
 ]
+
+
+def _disable_goat_extension() -> None:
+    """What `jupyter labextension disable goat-jupyter` writes, in a config dir of this server only.
+
+    The labconfig page config is read per page load from the Jupyter config path, so the page
+    this server serves lists goat-jupyter in disabledExtensions and JupyterLab never activates it.
+    """
+    config_dir = Path(tempfile.mkdtemp(prefix="goat-disabled-config-"))
+    (config_dir / "labconfig").mkdir()
+    page_config = {"disabledExtensions": {"goat-jupyter": True}}
+    (config_dir / "labconfig" / "page_config.json").write_text(json.dumps(page_config))
+    previous = os.environ.get("JUPYTER_CONFIG_PATH")
+    os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in (str(config_dir), previous) if p)
+
+
+if os.environ.get("GOAT_UI_TESTS_DISABLE_GOAT") == "1":
+    _disable_goat_extension()

@@ -6,6 +6,9 @@
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 const port = process.env.GOAT_UI_TESTS_PORT || '8888';
+// A second server where the goat-jupyter labextension is disabled (goat_agent.spec.ts).
+const plainPort = process.env.GOAT_UI_TESTS_PLAIN_PORT || String(Number(port) + 1);
+process.env.GOAT_UI_TESTS_PLAIN_PORT = plainPort;
 
 module.exports = {
   ...baseConfig,
@@ -29,12 +32,23 @@ module.exports = {
       ]
     }
   },
-  webServer: {
-    command: 'jlpm start',
-    url: `http://localhost:${port}/lab`,
-    timeout: 120 * 1000,
-    reuseExistingServer: false,
-    stdout: 'ignore',
-    stderr: 'pipe'
-  }
+  webServer: [
+    {
+      command: 'jlpm start',
+      url: `http://localhost:${port}/lab`,
+      timeout: 120 * 1000,
+      reuseExistingServer: false,
+      stdout: 'ignore',
+      stderr: 'pipe'
+    },
+    {
+      command: 'jlpm start',
+      url: `http://localhost:${plainPort}/lab`,
+      env: { GOAT_UI_TESTS_PORT: plainPort, GOAT_UI_TESTS_DISABLE_GOAT: '1' },
+      timeout: 120 * 1000,
+      reuseExistingServer: false,
+      stdout: 'ignore',
+      stderr: 'ignore'
+    }
+  ]
 };

@@ -24,6 +24,9 @@ REQUEST_TIMEOUT_S = 15.0
 Message = dict[str, Any]
 MessageCallback = Callable[[Message], None]
 
+# Arguments whose null is meaningful (undo resets a cell's execution count); others are left out.
+NULLABLE_ARGS = frozenset({"execution_count"})
+
 
 class CommHandle(Protocol):
     """The kernel end of one comm (what `comm.create_comm` returns, as far as used here)."""
@@ -164,7 +167,8 @@ class CommBridge:
         request_id = f"k{next(self._ids)}"
         future: asyncio.Future[Message] = loop.create_future()
         self._pending[request_id] = future
-        comm.send({"id": request_id, "op": op, **{k: v for k, v in args.items() if v is not None}})
+        sent = {k: v for k, v in args.items() if v is not None or k in NULLABLE_ARGS}
+        comm.send({"id": request_id, "op": op, **sent})
         try:
             reply = await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from goat_jupyter.fileio import atomic_write_bytes
 
 MAX_SNAPSHOT_BYTES = 64 << 20  # per run; larger before-images are recorded as not restorable
 StateKind = Literal["absent", "file", "dir", "link", "too_large"]
@@ -97,15 +97,7 @@ def remove(path: Path) -> None:
 
 
 def _write_bytes(path: Path, data: bytes, mode: int | None) -> None:
-    """Atomically (temp file in the same folder, then rename), byte for byte."""
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if mode is not None:
-            os.chmod(temp_name, mode)
-        os.replace(temp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
+    """Atomically, byte for byte, with the mode the file had when it was snapshotted."""
+    atomic_write_bytes(path, data)
+    if mode is not None:
+        os.chmod(path, mode)

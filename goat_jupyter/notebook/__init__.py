@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from goat_jupyter.notebook.bridge import CellInfo, CellType, NotebookBackend, find_cell
-from goat_jupyter.notebook.file_bridge import FileNotebook, atomic_write_text, load_notebook
+from goat_jupyter.notebook.file_bridge import FileNotebook, load_notebook
 
 __all__ = [
     "CellInfo",
     "CellType",
     "FileNotebook",
     "NotebookBackend",
-    "atomic_write_text",
     "find_cell",
     "load_notebook",
 ]

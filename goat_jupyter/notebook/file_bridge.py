@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-import os
-import tempfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from copy import deepcopy
@@ -14,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from goat_jupyter.errors import FileNotFoundGoatError, InvalidInputError, ToolExecutionError
+from goat_jupyter.fileio import atomic_write_bytes
 from goat_jupyter.notebook.bridge import CellInfo, CellType
 
 if TYPE_CHECKING:
@@ -134,7 +132,8 @@ class FileNotebook:
                 f"{self.path} would not be a valid notebook after this edit: {reason}"
             ) from None
         text = api.writes(notebook)
-        await asyncio.to_thread(atomic_write_text, self.path, text if text.endswith("\n") else text + "\n")
+        data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
+        await asyncio.to_thread(atomic_write_bytes, self.path, data)
 
     async def _notebook(self) -> NotebookNode:
         if self._nb is None:
@@ -166,22 +165,6 @@ def load_notebook(path: Path) -> NotebookNode:
         if not cell.get("id"):  # a 4.5 notebook saved by a careless tool
             cell["id"] = uuid.uuid4().hex[:8]
     return notebook
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and rename over the target, keeping its mode."""
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        if mode is not None:
-            os.chmod(temp_name, mode)
-        os.replace(temp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
 
 
 def _cell_info(cell: NotebookNode, index: int) -> CellInfo:

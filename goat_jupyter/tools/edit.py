@@ -9,10 +9,7 @@ from pathlib import Path
 from pydantic import Field
 
 from goat_jupyter.errors import InvalidInputError, InvalidPathError, ToolExecutionError
-from goat_jupyter.state import FileReadState
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.bounding import cut_line
-from goat_jupyter.tools.fileio import (
+from goat_jupyter.fileio import (
     TextFormat,
     count_lines,
     missing_file_error,
@@ -21,6 +18,9 @@ from goat_jupyter.tools.fileio import (
     sniff_binary,
     write_text_atomic,
 )
+from goat_jupyter.state import FileReadState
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.bounding import cut_line
 from goat_jupyter.tools.write import ensure_parent
 
 CONTEXT_LINES = 4

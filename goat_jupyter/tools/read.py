@@ -8,9 +8,9 @@ from pathlib import Path
 from pydantic import Field
 
 from goat_jupyter.errors import InvalidInputError, InvalidPathError, ToolExecutionError
+from goat_jupyter.fileio import missing_file_error, os_errors, sniff_binary, sniff_format
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.fileio import missing_file_error, os_errors, sniff_binary, sniff_format
 from goat_jupyter.tools.notebook_live import read_live_notebook
 from goat_jupyter.tools.notebook_view import read_notebook_file
 from goat_jupyter.tools.read_formats import IMAGE_EXTENSIONS, read_image, read_pdf

@@ -8,9 +8,9 @@ from pathlib import Path
 from pydantic import Field
 
 from goat_jupyter.errors import ConflictError, InvalidPathError, PermissionDeniedError
+from goat_jupyter.fileio import TextFormat, count_lines, os_errors, sniff_format, write_text_atomic
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.fileio import TextFormat, count_lines, os_errors, sniff_format, write_text_atomic
 
 
 class WriteInput(ToolInput):

@@ -96,7 +96,7 @@ def proposed_diff(tool_name: str, args: dict[str, Any], cwd: Path) -> str:
 
 def current_text(path: Path) -> str | None:
     """The file's text now (None when missing); too big or binary files cannot be previewed."""
-    from goat_jupyter.tools.fileio import read_text, sniff_binary
+    from goat_jupyter.fileio import read_text, sniff_binary
 
     if not path.exists():
         return None

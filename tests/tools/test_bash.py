@@ -9,13 +9,13 @@ import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from goat_jupyter.events import Event, ToolFinished, ToolProgress
 from goat_jupyter.tools import Executor, Registry, ToolCall, default_registry
 from goat_jupyter.tools.bash import NOTE_ROOM, last_command_name
 from goat_jupyter.tools.bounding import cut_middle
+from tests.process_helpers import wait_all_gone
 
 
 @pytest.fixture
@@ -27,21 +27,6 @@ async def registry(tmp_path: Path) -> AsyncIterator[Registry]:
 
 async def bash(registry: Registry, command: str, **extra: object):
     return await registry.call("Bash", {"command": command, **extra})
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-async def wait_all_gone(pids: list[int]) -> bool:
-    for _ in range(100):
-        if all(gone(pid) for pid in pids):
-            return True
-        await asyncio.sleep(0.05)
-    return False
 
 
 async def test_stdout_and_stderr_are_merged_in_order(registry: Registry) -> None:

@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from goat_jupyter.tools import Registry, default_registry
+from tests.process_helpers import wait_all_gone
 
 
 @pytest.fixture
@@ -27,21 +27,6 @@ async def start_and_get_pids(registry: Registry, command: str, count: int) -> tu
             break
         await asyncio.sleep(0.02)
     return task.id, [int(p) for p in task.output.split()]
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-async def wait_all_gone(pids: list[int]) -> bool:
-    for _ in range(100):
-        if all(gone(pid) for pid in pids):
-            return True
-        await asyncio.sleep(0.05)
-    return False
 
 
 async def test_stop_kills_the_task_and_its_children(registry: Registry) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from goat_jupyter.errors import PermissionDeniedError, ToolExecutionError
-from goat_jupyter.tools.fileio import (
+from goat_jupyter.fileio import (
     TextFormat,
     atomic_write_bytes,
     count_lines,

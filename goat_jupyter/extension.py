@@ -69,6 +69,10 @@ def _warm_up(loop: asyncio.AbstractEventLoop | None) -> None:
     """Import the agent (~1 s), start background services on the kernel's loop, then warm litellm."""
     try:
         import goat_jupyter.magic  # noqa: F401  # pyright: ignore[reportUnusedImport] - the import is the point
+        from goat_jupyter.tools import builtin_tools
+
+        for tool in builtin_tools():
+            tool.parameters_schema()  # pydantic's schema generation is cached per tool class
     finally:
         _agent_imported.set()
     if loop is not None and not loop.is_closed():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
@@ -54,13 +55,14 @@ def ipython_display(obj: Any, /, *, raw: bool = False, display_id: bool = False)
     return cast("DisplayHandleLike | None", display(obj, raw=raw, display_id=display_id))
 
 
-class _Block:
+class _Block(ABC):
     """One display in the cell; `bundle` is its current content."""
 
     handle: DisplayHandleLike | None = None
 
+    @abstractmethod
     def bundle(self, now: float) -> MimeBundle:
-        raise NotImplementedError
+        """The mime bundle this block shows now."""
 
 
 class _StaticBlock(_Block):

@@ -20,7 +20,7 @@ from goat_jupyter.tools.ripgrep import find_rg, run_rg
 APP = """import os
 
 def main():
-    return helper(-1)  # TODO: tidy
+    return helper(-1)  # NOTE: tidy
     # --verbose flag
 
 class Greeter:
@@ -125,7 +125,7 @@ async def test_content_context_lines_and_separators(registry: Registry, corpus: 
     text = await grep(registry, "return", path="src", output_mode="content", type="py", **{"-B": 1})
     assert text.splitlines() == [
         f"{app}-3-def main():",
-        f"{app}:4:    return helper(-1)  # TODO: tidy",
+        f"{app}:4:    return helper(-1)  # NOTE: tidy",
         "--",
         f"{app}-8-    def hello(self):",
         f'{app}:9:        return "Hello"',
@@ -263,7 +263,7 @@ async def test_multiline(registry: Registry, corpus: Path):
     app = corpus / "src" / "app.py"
     pattern = r"def main\(\):\n\s+return"
     text = await grep(registry, pattern, output_mode="content", multiline=True)
-    assert text == f"{app}:3:def main():\n{app}:4:    return helper(-1)  # TODO: tidy"
+    assert text == f"{app}:3:def main():\n{app}:4:    return helper(-1)  # NOTE: tidy"
 
 
 @pytest.mark.parametrize("backend", ["rg", "python"])

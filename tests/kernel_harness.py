@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import queue
 import sys
@@ -230,3 +231,21 @@ async def wait_for(predicate: Callable[[], bool], timeout: float = 10) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met in time")
         await asyncio.sleep(0.02)
+
+
+def replay_kernel_env(home: Path, url: str, *, mode: str = "bypassPermissions") -> dict[str, str]:
+    """Environment for a kernel whose goat talks to a replay server, with its own ~/.goat."""
+    home.mkdir(parents=True, exist_ok=True)
+    return {
+        "OPENAI_API_BASE": url,
+        "OPENAI_API_KEY": "test-key",
+        "GOAT_MODEL": "openai/replay",
+        "GOAT_HOME": str(home),
+        "GOAT_PERMISSION_MODE": mode,
+    }
+
+
+def prepare_workspace(workspace: Path) -> None:
+    """Workspace settings that make retries instant, so error scripts run fast."""
+    (workspace / ".goat").mkdir(parents=True, exist_ok=True)
+    (workspace / ".goat" / "settings.json").write_text(json.dumps({"retry_base_delay_s": 0.01}))

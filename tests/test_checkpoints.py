@@ -21,9 +21,8 @@ from goat_jupyter.session import Session
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.runner import Executor, ToolCall
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import KernelSession
+from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env
 from tests.notebook_frontend import FakeNotebookFrontend, loopback_opener, new_cell
-from tests.test_kernel_notebook import kernel_env, prepare_workspace
 
 
 class Rig:
@@ -235,7 +234,7 @@ async def kernel_rig(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
     prepare_workspace(workspace)
     with ReplayServer(TURNS) as server:
         async with KernelSession(
-            workspace, kernel_env(workspace.parent / "home-revert", server.url)
+            workspace, replay_kernel_env(workspace.parent / "home-revert", server.url)
         ) as session:
             loaded = await session.execute("%load_ext goat_jupyter")
             assert loaded.status == "ok", loaded.error

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,26 +12,9 @@ import pytest
 
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import assert_history_valid, text_turn, tool_turn
-from tests.kernel_harness import KernelSession
+from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env
 
 pytestmark = pytest.mark.timeout(240)
-
-
-def kernel_env(tmp_path: Path, url: str) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    return {
-        "OPENAI_API_BASE": url,
-        "OPENAI_API_KEY": "test-key",
-        "GOAT_MODEL": "openai/replay",
-        "GOAT_HOME": str(home),
-        "GOAT_PERMISSION_MODE": "bypassPermissions",
-    }
-
-
-def write_workspace_settings(workspace: Path) -> None:
-    (workspace / ".goat").mkdir(exist_ok=True)
-    (workspace / ".goat" / "settings.json").write_text(json.dumps({"retry_base_delay_s": 0.01}))
 
 
 # Each test's script; a turn with `match` answers only the prompt that contains it.
@@ -63,9 +45,9 @@ async def replay_kernel(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[tuple[KernelSession, ReplayServer]]:
     turns = SCRIPTS[request.param]
-    write_workspace_settings(tmp_path)
+    prepare_workspace(tmp_path)
     with ReplayServer(turns) as server:
-        async with KernelSession(tmp_path, kernel_env(tmp_path, server.url)) as kernel:
+        async with KernelSession(tmp_path, replay_kernel_env(tmp_path / "home", server.url)) as kernel:
             loaded = await kernel.execute("%load_ext goat_jupyter")
             assert loaded.status == "ok", loaded.messages
             yield kernel, server

@@ -24,7 +24,7 @@ from nbclient import NotebookClient
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.ui.approval import FEEDBACK_PLACEHOLDER
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import REPO_ROOT, CellResult, KernelSession
+from tests.kernel_harness import REPO_ROOT, CellResult, KernelSession, prepare_workspace, replay_kernel_env
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")]
 
@@ -55,22 +55,6 @@ TURNS = [
 ]
 
 
-def prepare_workspace(workspace: Path) -> None:
-    (workspace / ".goat").mkdir(parents=True, exist_ok=True)
-    (workspace / ".goat" / "settings.json").write_text(json.dumps({"retry_base_delay_s": 0.01}))
-
-
-def kernel_env(home: Path, url: str) -> dict[str, str]:
-    home.mkdir(parents=True, exist_ok=True)
-    return {
-        "OPENAI_API_BASE": url,
-        "OPENAI_API_KEY": "test-key",
-        "GOAT_MODEL": "openai/replay",
-        "GOAT_HOME": str(home),
-        "GOAT_PERMISSION_MODE": "default",
-    }
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[ReplayServer]:
     with ReplayServer(TURNS) as replay:
@@ -86,7 +70,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def kernel(server: ReplayServer, workspace: Path) -> AsyncIterator[KernelSession]:
-    async with KernelSession(workspace, kernel_env(workspace.parent / "home", server.url)) as session:
+    async with KernelSession(
+        workspace, replay_kernel_env(workspace.parent / "home", server.url, mode="default")
+    ) as session:
         loaded = await session.execute("%load_ext goat_jupyter")
         assert loaded.status == "ok", loaded.messages
         yield session
@@ -232,7 +218,7 @@ async def test_headless_nbclient_run_denies_at_once(server: ReplayServer, tmp_pa
             nbformat.v4.new_code_cell("%%goat\n[headless] write headless.txt"),
         ]
     )
-    env = {**kernel_env(tmp_path / "home", server.url), "PYTHONPATH": str(REPO_ROOT)}
+    env = {**replay_kernel_env(tmp_path / "home", server.url, mode="default"), "PYTHONPATH": str(REPO_ROOT)}
     client = NotebookClient(
         notebook, timeout=90, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )

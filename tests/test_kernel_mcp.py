@@ -14,8 +14,7 @@ import pytest
 
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import assert_history_valid, text_turn, tool_turn
-from tests.kernel_harness import KernelSession, wait_for
-from tests.test_kernel_agent import kernel_env, write_workspace_settings
+from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -39,11 +38,11 @@ def tool_results(request: dict[str, Any]) -> list[str]:
 
 @pytest.fixture
 async def mcp_kernel(tmp_path: Path) -> AsyncIterator[tuple[KernelSession, ReplayServer]]:
-    write_workspace_settings(tmp_path)
+    prepare_workspace(tmp_path)
     time_server = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": time_server}}))
     with ReplayServer(SCRIPT) as server:
-        env = kernel_env(tmp_path, server.url)
+        env = replay_kernel_env(tmp_path / "home", server.url)
         # The default first-turn wait is 5 s; a loaded CI machine can need longer to start Python.
         env["GOAT_MCP_STARTUP_WAIT_MS"] = "60000"
         async with KernelSession(tmp_path, env) as kernel:

@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import REPO_ROOT, CellResult, KernelSession
+from tests.kernel_harness import REPO_ROOT, CellResult, KernelSession, prepare_workspace, replay_kernel_env
 from tests.notebook_frontend import FakeNotebookFrontend, new_cell
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")]
@@ -61,22 +61,6 @@ TURNS = [
 ]
 
 
-def kernel_env(home: Path, url: str) -> dict[str, str]:
-    home.mkdir(parents=True, exist_ok=True)
-    return {
-        "OPENAI_API_BASE": url,
-        "OPENAI_API_KEY": "test-key",
-        "GOAT_MODEL": "openai/replay",
-        "GOAT_HOME": str(home),
-        "GOAT_PERMISSION_MODE": "bypassPermissions",
-    }
-
-
-def prepare_workspace(workspace: Path) -> None:
-    (workspace / ".goat").mkdir(parents=True, exist_ok=True)
-    (workspace / ".goat" / "settings.json").write_text(json.dumps({"retry_base_delay_s": 0.01}))
-
-
 def write_notebook(path: Path, sources: list[str]) -> list[str]:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])  # pyright: ignore[reportUnknownMemberType]
     nbformat.write(nb, path)  # pyright: ignore[reportUnknownMemberType]
@@ -97,7 +81,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def start_kernel(workspace: Path, server: ReplayServer) -> KernelSession:
-    session = KernelSession(workspace, kernel_env(workspace.parent / f"home-{workspace.name}", server.url))
+    session = KernelSession(
+        workspace, replay_kernel_env(workspace.parent / f"home-{workspace.name}", server.url)
+    )
     await session.__aenter__()
     loaded = await session.execute("%load_ext goat_jupyter")
     assert loaded.status == "ok", loaded.messages
@@ -240,7 +226,7 @@ async def test_headless_nbclient_run_edits_the_file_with_one_space_indent(tmp_pa
     nbformat.write(nb, path)  # pyright: ignore[reportUnknownMemberType]
     original_ids = [str(c.id) for c in nb.cells]
     with ReplayServer(turns) as replay:
-        env = {**os.environ, **kernel_env(tmp_path / "home", replay.url), "PYTHONPATH": str(REPO_ROOT)}
+        env = {**os.environ, **replay_kernel_env(tmp_path / "home", replay.url), "PYTHONPATH": str(REPO_ROOT)}
         client = NotebookClient(
             nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
         )

@@ -13,9 +13,8 @@ import pytest_asyncio
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.tools.notebook_view import strip_ansi
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import KernelSession
+from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env
 from tests.notebook_frontend import FakeNotebookFrontend, new_cell
-from tests.test_kernel_notebook import kernel_env, prepare_workspace
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")]
 NB = "nb.ipynb"
@@ -91,7 +90,9 @@ async def kernel(
 ) -> AsyncIterator[KernelSession]:
     workspace = tmp_path_factory.mktemp("kernel-tools")
     prepare_workspace(workspace)
-    async with KernelSession(workspace, kernel_env(workspace.parent / "home-tools", server.url)) as session:
+    async with KernelSession(
+        workspace, replay_kernel_env(workspace.parent / "home-tools", server.url)
+    ) as session:
         helper = await session.execute(INSPECT_HELPER)  # before %load_ext: its warm-up imports on a thread
         assert helper.status == "ok", helper.error
         loaded = await session.execute("%load_ext goat_jupyter")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
@@ -100,9 +99,6 @@ class ToolContext:
         joined = expanded if os.path.isabs(expanded) else os.path.join(self.cwd, expanded)
         return Path(os.path.normpath(joined))
 
-    def in_workspace(self, path: Path) -> bool:
-        return path == self.workspace or self.workspace in path.parents
-
 
 class Tool(ABC, Generic[InputT]):
     """A built-in tool. Subclasses set the class attributes and implement `run`."""
@@ -189,6 +185,3 @@ def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     cleaned.setdefault("type", "object")
     cleaned.setdefault("properties", {})
     return cleaned
-
-
-ToolFactory = Callable[[], Tool[Any]]

@@ -17,6 +17,7 @@ from goat_jupyter.errors import LLMError
 _litellm: ModuleType | None = None
 _import_lock = threading.Lock()
 _warm_started = False
+warmed = threading.Event()  # set when the background warm-up has finished (benchmarks wait on it)
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 
@@ -40,27 +41,44 @@ def _import_litellm() -> ModuleType:
     return _litellm
 
 
-def _warm_up() -> None:
-    """Import litellm, then stream one request to a throwaway local server.
+_WARM_UP_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "noop",
+        "description": "warm-up",
+        "parameters": {"type": "object", "properties": {}},
+    },
+}
 
-    litellm defers most of its imports (provider clients, streaming, cost code) to the first call,
-    which costs seconds; doing that call here, off the kernel thread, hides it. No network is used.
+
+def _warm_up() -> None:
+    """Import litellm, then stream one request with a tool to a throwaway local server.
+
+    litellm defers most of its imports (provider clients, async streaming, cost code, and the
+    tool-handling modules that pull in the MCP SDK) to the first call, which costs seconds. The
+    call here is async with a tool, like a real turn, and runs on this thread's own event loop, so
+    the kernel's first turn finds everything imported. No network is used.
     """
     litellm = _import_litellm()
     from goat_jupyter.replay import ReplayServer
 
+    async def stream_one(url: str) -> None:
+        stream = await litellm.acompletion(
+            model="openai/goat-warm-up",
+            api_base=url,
+            api_key="warm-up",
+            messages=[{"role": "user", "content": "warm up"}],
+            tools=[_WARM_UP_TOOL],
+            stream=True,
+            stream_options={"include_usage": True},
+            max_retries=0,
+        )
+        async for _chunk in stream:
+            pass
+
     try:
         with ReplayServer([{"text": "ok"}]) as server:
-            stream = litellm.completion(
-                model="openai/goat-warm-up",
-                api_base=server.url,
-                api_key="warm-up",
-                messages=[{"role": "user", "content": "warm up"}],
-                stream=True,
-                max_retries=0,
-            )
-            for _chunk in stream:
-                pass
+            asyncio.run(stream_one(server.url))
     except Exception:  # warming is an optimisation; the real call reports real problems
         logging.getLogger(__name__).debug("litellm warm-up failed", exc_info=True)
 
@@ -72,7 +90,10 @@ def prewarm_now() -> None:
         if _warm_started:
             return
         _warm_started = True
-    _warm_up()
+    try:
+        _warm_up()
+    finally:
+        warmed.set()
 
 
 async def litellm_module() -> ModuleType:

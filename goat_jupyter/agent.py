@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from goat_jupyter.events import EventSink, Notice, RunFinished, TextDelta, TurnUsage
-from goat_jupyter.llm import AssistantTurn, LLMClient, Usage
+from goat_jupyter.llm import AssistantTurn, LLMClient, Usage, litellm_loaded
 from goat_jupyter.prompts import system_prompt
 from goat_jupyter.session import Message, Session
 from goat_jupyter.tools.base import ToolOutput
@@ -150,6 +150,10 @@ class Agent:
         def on_retry(message: str) -> None:
             self.emit(Notice(f"Model request failed: {message}", "warning", self.agent_id))
 
+        if not litellm_loaded():  # the first cell right after %load_ext waits for the import
+            self.emit(
+                Notice("Loading litellm (first use in this kernel, a few seconds)…", "info", self.agent_id)
+            )
         turn = await self.llm.complete(self._request_messages(), self.registry.llm_tools(), on_text, on_retry)
         self.session.append(assistant_message(turn))
         self.session.turns += 1

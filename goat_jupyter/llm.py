@@ -96,6 +96,10 @@ def prewarm_now() -> None:
         warmed.set()
 
 
+def litellm_loaded() -> bool:
+    return _litellm is not None
+
+
 async def litellm_module() -> ModuleType:
     """litellm, waiting for the pre-warm thread without blocking the event loop."""
     if _litellm is not None:

@@ -43,6 +43,15 @@ class ToolFinished:
 
 
 @dataclass
+class SubagentStarted:
+    """A subagent begins work for the parent's Agent call `parent_call_id`; its events follow."""
+
+    parent_call_id: str
+    description: str
+    agent_id: str | None = None  # the subagent's id, like every nested event
+
+
+@dataclass
 class TurnUsage:
     turn: int
     prompt_tokens: int
@@ -71,7 +80,9 @@ class RunFinished:
     extra: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
 
 
-Event = TextDelta | ToolStarted | ToolProgress | ToolFinished | TurnUsage | Notice | RunFinished
+Event = (
+    TextDelta | ToolStarted | ToolProgress | ToolFinished | SubagentStarted | TurnUsage | Notice | RunFinished
+)
 EventSink = Callable[[Event], None]
 
 

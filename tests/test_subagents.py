@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from goat_jupyter.agent import Agent
-from goat_jupyter.events import Event, RunFinished, TextDelta, ToolFinished, ToolStarted
+from goat_jupyter.events import Event, RunFinished, SubagentStarted, TextDelta, ToolFinished, ToolStarted
 from goat_jupyter.llm import LLMClient, RetryPolicy
 from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.replay import ReplayServer
@@ -364,3 +364,38 @@ async def test_a_subagent_leaves_the_parents_background_notices_to_the_parent(tm
         parent = [str(r["messages"]) for r in requests_with(server, PARENT)]
     assert child and not any("Background task bash_1" in text for text in child)
     assert "Background task bash_1" in parent[-1]
+
+
+def rendezvous(mine: str, theirs: str) -> str:
+    """Bash that marks `mine` and then waits (at most 30 s) for `theirs`: both finish only if run together."""
+    return f"touch {mine}; for i in $(seq 600); do [ -f {theirs} ] && echo met && exit 0; sleep 0.05; done; exit 1"
+
+
+async def test_agent_calls_in_one_message_run_at_the_same_time(tmp_path: Path) -> None:
+    turns = [
+        parent_turn(agent_call("CHILD-LEFT: meet right"), agent_call("CHILD-RIGHT: meet left")),
+        parent_turn(text="Both met."),
+        {
+            "match": "CHILD-LEFT",
+            "tool_calls": [{"name": "Bash", "arguments": {"command": rendezvous("l", "r")}}],
+        },
+        {
+            "match": "CHILD-RIGHT",
+            "tool_calls": [{"name": "Bash", "arguments": {"command": rendezvous("r", "l")}}],
+        },
+        {"match": "CHILD-LEFT", "text": "left met right"},
+        {"match": "CHILD-RIGHT", "text": "right met left"},
+    ]
+    with ReplayServer(turns) as server:
+        rig = make_rig(tmp_path, server.url)
+        result = await rig.agent.run(f"{PARENT}: meet")
+    assert result.text == "Both met."
+    reports = rig.tool_results()
+    # Results keep the model's order although the subagents ran side by side.
+    assert reports[0].startswith("left met right") and reports[1].startswith("right met left")
+    child_bash = [e for e in rig.of_type(ToolFinished) if e.name == "Bash"]
+    assert [e.output.content.strip() for e in child_bash] == ["met", "met"]
+    started = [e for e in rig.events if isinstance(e, SubagentStarted)]
+    agent_calls = [e.call_id for e in rig.of_type(ToolStarted) if e.name == "Agent"]
+    assert sorted(e.parent_call_id for e in started) == sorted(agent_calls)
+    assert_history_valid(rig.session.messages)

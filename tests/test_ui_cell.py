@@ -17,6 +17,7 @@ from goat_jupyter.events import (
     Event,
     Notice,
     RunFinished,
+    SubagentStarted,
     TextDelta,
     ToolFinished,
     ToolProgress,
@@ -281,6 +282,25 @@ def test_subagent_events_nest_inside_the_agent_card():
     assert "<details><summary" in card and "Subagent sub-1 · 1 tool calls" in card
     assert "Scanning &lt;dirs&gt;" in card and "Glob(*.py)" in card
     assert "Subagent sub-2" in sink.shown[2].final["text/html"]
+
+
+def test_parallel_subagents_each_nest_in_their_own_agent_card():
+    sink = run(
+        [
+            ToolStarted("c1", "Agent", "Left", {"description": "Left", "prompt": "go"}),
+            ToolStarted("c2", "Agent", "Right", {"description": "Right", "prompt": "go"}),
+            SubagentStarted("c1", "Left", agent_id="gp-1"),
+            SubagentStarted("c2", "Right", agent_id="gp-2"),
+            TextDelta("left text", agent_id="gp-1"),
+            TextDelta("right text", agent_id="gp-2"),
+            ToolFinished("c2", "Agent", ToolOutput("right done"), 1.0),
+            ToolFinished("c1", "Agent", ToolOutput("left done"), 1.5),
+        ]
+    )
+    assert sink.kinds() == ["header", "card", "card"]
+    left, right = sink.shown[1].final["text/html"], sink.shown[2].final["text/html"]
+    assert "Subagent gp-1" in left and "left text" in left and "right text" not in left
+    assert "Subagent gp-2" in right and "right text" in right and "left text" not in right
 
 
 def test_a_failing_display_never_breaks_the_run(caplog: pytest.LogCaptureFixture):

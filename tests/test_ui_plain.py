@@ -123,11 +123,27 @@ def test_subagent_steps_are_indented_under_the_agent_call():
     )
     assert text.endswith(
         "⏺ Agent(Explore the repo)\n"
+        "     │ [s1]\n"
         "     │ Scanning\n"
         "     │ the tree\n"
         "     │ ⏺ Glob(**/*.py) ✓ 0.01s\n"
         "  ⎿ ✓ 1.50s  Found one file.\n"
     )
+
+
+def test_interleaved_subagents_are_named_whenever_their_lines_switch():
+    text = render(
+        [
+            ToolStarted("c1", "Agent", "Left", {"description": "Left", "prompt": "go"}),
+            ToolStarted("c2", "Agent", "Right", {"description": "Right", "prompt": "go"}),
+            TextDelta("left one\n", agent_id="gp-1"),
+            TextDelta("right one\n", agent_id="gp-2"),
+            TextDelta("left two\n", agent_id="gp-1"),
+        ]
+    )
+    assert (
+        "     │ [gp-1]\n     │ left one\n     │ [gp-2]\n     │ right one\n     │ [gp-1]\n     │ left two\n"
+    ) in text
 
 
 def test_unfinished_calls_are_reported_as_stopped_on_close():

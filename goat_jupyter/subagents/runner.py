@@ -9,7 +9,7 @@ from typing import Any
 
 from goat_jupyter.agent import Agent, RunResult
 from goat_jupyter.errors import ConflictError, InvalidInputError
-from goat_jupyter.events import Event, EventSink, RunFinished, ToolFinished, drop_event
+from goat_jupyter.events import Event, EventSink, RunFinished, SubagentStarted, ToolFinished, drop_event
 from goat_jupyter.llm import LLMClient
 from goat_jupyter.session import Session
 from goat_jupyter.settings import PermissionMode, Settings
@@ -212,6 +212,8 @@ class SubagentRunner:
     ) -> Outcome:
         """One run of the subagent's loop on its own history, under the parent's policy and hooks."""
         events = ChildEvents(emit)
+        if ctx.tool_call_id:
+            events(SubagentStarted(ctx.tool_call_id, agent.description, agent.id))
         loop = self._loop(agent, ctx, events, notices, max_turns)
         agent.running = True
         try:

@@ -27,6 +27,12 @@ class AgentTool(Tool[AgentInput]):
     input_model = AgentInput
     side_effect = "spawns"
 
+    @property
+    def concurrency_safe(self) -> bool:
+        # Several Agent calls in one message are independent by the model's own account: run them
+        # together, as Claude Code does. Approvals still come one at a time (RulePolicy).
+        return True
+
     def title_for(self, args: AgentInput) -> str:
         return f"Agent ({args.subagent_type}): {args.description}"
 

@@ -13,6 +13,7 @@ from goat_jupyter.events import (
     Event,
     Notice,
     RunFinished,
+    SubagentStarted,
     TextDelta,
     ToolFinished,
     ToolProgress,
@@ -220,20 +221,29 @@ class CellRenderer:
 
     def _on_nested(self, event: NestedEvent) -> None:
         agent_id = event.agent_id or ""
+        if isinstance(event, SubagentStarted):
+            self._agents[agent_id] = self._host_for(agent_id, self._cards.get(event.parent_call_id))
+            return
         if agent_id not in self._agents:
-            self._agents[agent_id] = self._host_for(agent_id)
+            self._agents[agent_id] = self._host_for(agent_id, self._running_agent_card())
         transcript, host = self._agents[agent_id]
         if apply_nested(transcript, event):
             self._touch(host)
 
-    def _host_for(self, agent_id: str) -> tuple[AgentTranscript, _Block]:
-        """The newest running Agent card without a transcript, else a block of its own."""
-        transcript = AgentTranscript(agent_id)
+    def _running_agent_card(self) -> _CardBlock | None:
+        """For events from a subagent that did not announce its Agent call: the newest free card."""
         for block in reversed(self._cards.values()):
             card = block.card
             if card.name == "Agent" and card.status == "running" and not card.nested:
-                card.nested.append(transcript)
-                return transcript, block
+                return block
+        return None
+
+    def _host_for(self, agent_id: str, card_block: _CardBlock | None) -> tuple[AgentTranscript, _Block]:
+        """The subagent's transcript inside its Agent card, else in a block of its own (background)."""
+        transcript = AgentTranscript(agent_id)
+        if card_block is not None and card_block.card.status == "running":
+            card_block.card.nested.append(transcript)
+            return transcript, card_block
         standalone = _AgentBlock(transcript)
         self._add(standalone)
         return transcript, standalone

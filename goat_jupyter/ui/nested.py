@@ -5,13 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from goat_jupyter.events import Notice, TextDelta, ToolFinished, ToolProgress, ToolStarted, TurnUsage
+from goat_jupyter.events import (
+    Notice,
+    SubagentStarted,
+    TextDelta,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+    TurnUsage,
+)
 from goat_jupyter.ui.style import CardStatus
 from goat_jupyter.ui.text import call_line, first_line
 
 MAX_ENTRIES = 100
 MAX_TEXT_CHARS = 4_000
-NestedEvent = TextDelta | ToolStarted | ToolProgress | ToolFinished | TurnUsage | Notice
+NestedEvent = TextDelta | ToolStarted | ToolProgress | ToolFinished | SubagentStarted | TurnUsage | Notice
 
 
 @dataclass
@@ -57,7 +65,7 @@ def apply_nested(transcript: AgentTranscript, event: NestedEvent) -> bool:
                 entry.text += f" — {first_line(event.output.content, 160)}"
         case Notice():
             _append(transcript, NestedEntry("notice", event.text))
-        case _:  # progress and usage of a subagent are not shown
+        case _:  # its start, progress and usage are not shown
             return False
     return True
 

@@ -7,7 +7,16 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from goat_jupyter.events import Event, Notice, RunFinished, TextDelta, ToolFinished, ToolStarted
+from goat_jupyter.events import (
+    Event,
+    Notice,
+    RunFinished,
+    TextDelta,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+    TurnUsage,
+)
 from goat_jupyter.ui import style
 from goat_jupyter.ui.nested import NestedEvent
 from goat_jupyter.ui.text import (
@@ -37,6 +46,7 @@ class PlainRenderer:
         self._open_calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self._last_call: str | None = None  # the call whose announce line was printed last
         self._agent_lines: dict[str, str] = {}  # unfinished line of each subagent's text
+        self._nested_agent: str | None = None  # whose lines were printed last (subagents may interleave)
 
     def start(self, prompt: str, *, model: str, mode: str) -> None:
         self._guard(lambda: self._block([header_text(model, mode)]))
@@ -59,6 +69,8 @@ class PlainRenderer:
         if not isinstance(event, RunFinished) and event.agent_id is not None:
             self._on_nested(event.agent_id, event)
             return
+        if not isinstance(event, (ToolProgress, TurnUsage)):
+            self._nested_agent = None
         match event:
             case TextDelta():
                 self._on_text(event.text)
@@ -106,7 +118,7 @@ class PlainRenderer:
         if isinstance(event, TextDelta):
             *done, rest = (self._agent_lines.get(agent_id, "") + event.text).split("\n")
             self._agent_lines[agent_id] = rest
-            self._nested_lines([line for line in done if line.strip()])
+            self._nested_lines(agent_id, [line for line in done if line.strip()])
             return
         self._flush_agent_text(agent_id)
         if isinstance(event, ToolStarted):
@@ -117,19 +129,23 @@ class PlainRenderer:
             line = f"{call_line(name, args)} {glyph} {format_seconds(event.elapsed_s)}"
             if event.output.is_error:
                 line += f"  {first_line(event.output.content, 160)}"
-            self._nested_lines([line])
+            self._nested_lines(agent_id, [line])
         elif isinstance(event, Notice):
-            self._nested_lines([notice_text(event.text, notice_level(event.level))])
+            self._nested_lines(agent_id, [notice_text(event.text, notice_level(event.level))])
 
     def _flush_agent_text(self, agent_id: str) -> None:
         rest = self._agent_lines.pop(agent_id, "")
         if rest.strip():
-            self._nested_lines([rest])
+            self._nested_lines(agent_id, [rest])
 
-    def _nested_lines(self, lines: list[str]) -> None:
-        if lines:
-            self._in_text = False
-            self._lines([NESTED_PREFIX + line for line in lines])
+    def _nested_lines(self, agent_id: str, lines: list[str]) -> None:
+        if not lines:
+            return
+        if agent_id != self._nested_agent:  # name the subagent whenever its lines (re)start
+            lines = [f"[{agent_id}]", *lines]
+            self._nested_agent = agent_id
+        self._in_text = False
+        self._lines([NESTED_PREFIX + line for line in lines])
 
     def _block(self, lines: list[str]) -> None:
         """Start a new block: end the current line and leave one blank line after earlier output."""

@@ -99,13 +99,15 @@ class RulePolicy:
         self._one_prompt_at_a_time = asyncio.Lock()
         self._reported: set[str] = set()
 
-    def context(self, session: SessionState, hook: HookOutcome | None = None) -> PermissionContext:
+    def context(
+        self, session: SessionState, hook: HookOutcome | None = None, host_allowed: Sequence[str] = ()
+    ) -> PermissionContext:
         rules = session.settings.permissions
         return PermissionContext(
             workspace=session.workspace,
             cwd=session.cwd,
             mode=session.settings.permission_mode,
-            allow=(*rules.allow, *session.session_rules),
+            allow=(*rules.allow, *session.session_rules, *host_allowed),
             deny=tuple(rules.deny),
             ask=tuple(rules.ask),
             hook_decision=hook.decision if hook else None,
@@ -151,7 +153,8 @@ class RulePolicy:
     def _evaluate(
         self, tool: Tool[Any], raw: dict[str, Any], ctx: ToolContext, hook: HookOutcome
     ) -> Decision:
-        return evaluate(tool.name, raw, tool.side_effect, self.context(ctx.session, hook))
+        context = self.context(ctx.session, hook, host_allowed=_host_allowed(ctx))
+        return evaluate(tool.name, raw, tool.side_effect, context)
 
     def _call(self, tool: Tool[Any], raw: dict[str, Any], session: SessionState) -> Call:
         return describe(tool.name, raw, tool.side_effect, self.context(session))
@@ -290,3 +293,9 @@ class StdinApprover:
             return await asyncio.to_thread(self.read_line, prompt)
         except EOFError:
             return at_end
+
+
+def _host_allowed(ctx: ToolContext) -> tuple[str, ...]:
+    """Tools the host marked auto-allowed (`Registry.with_allowed`) act as allow rules: deny and
+    ask rules and plan mode still win over them."""
+    return ctx.executor.registry.allowed_names() if ctx.executor is not None else ()

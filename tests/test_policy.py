@@ -184,6 +184,21 @@ async def test_headless_denies_at_once_and_names_the_setting(ws: Path) -> None:
     assert not fine.is_error and (ws / "new.txt").read_text() == "created\n"
 
 
+async def test_tools_the_host_allows_skip_the_prompt_but_not_deny_rules(ws: Path) -> None:
+    (ws / ".goat").mkdir()
+    (ws / ".goat" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
+    executor, session = executor_for(ws, RulePolicy(None))  # headless: anything that asks is denied
+    session.settings = load_settings(ws, environ={})
+    executor.registry.with_allowed("Bash")
+    ran = await run(executor, "Bash", {"command": f"touch {ws / 'ran'}"})
+    assert not ran.is_error and (ws / "ran").exists()
+    removed = await run(executor, "Bash", {"command": f"rm {ws / 'ran'}"})
+    assert removed.error_code == "PERMISSION_DENIED" and "Bash(rm:*)" in removed.content
+    assert (ws / "ran").exists()
+    written = await overwrite(executor, ws, "x\n")  # Write was not marked: still asks, so denied here
+    assert written.error_code == "PERMISSION_DENIED" and (ws / "a.txt").read_text() == "original\n"
+
+
 async def test_config_cannot_raise_permissions_without_the_user(ws: Path) -> None:
     args = {"setting": "permission_mode", "value": "bypassPermissions"}
     headless, session = executor_for(ws, RulePolicy(None))

@@ -74,6 +74,10 @@ class Registry:
         with self._lock:
             return name in self._allowed
 
+    def allowed_names(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(sorted(self._allowed))
+
     def subset(self, names: list[str] | None = None, *, exclude: set[str] | None = None) -> Registry:
         """A registry sharing these tool objects, restricted to `names` and without `exclude`."""
         child = Registry(self.session)

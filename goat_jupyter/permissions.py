@@ -151,6 +151,31 @@ def _first_match(rules: Sequence[str], call: Call, kind: RuleKind, context: Perm
     return None
 
 
+ReadDenyChecker = Callable[[Path], "str | None"]
+
+
+def read_deny_checker(context: PermissionContext) -> ReadDenyChecker | None:
+    """Read deny rules applied file by file, to keep denied files out of Grep and Glob results
+    that search a folder above them. None when no deny rule names Read with a path."""
+    rules = [text for text in context.deny if _is_read_path_rule(text)]
+    if not rules:
+        return None
+
+    def denied_by(path: Path) -> str | None:
+        call = describe("Read", {"file_path": str(path)}, "read_only", context)
+        return _first_match(rules, call, "deny", context)
+
+    return denied_by
+
+
+def _is_read_path_rule(text: str) -> bool:
+    try:
+        rule = parse_rule(text)
+    except ValueError:
+        return False
+    return rule.tool == "Read" and rule.specifier is not None
+
+
 def _bash_allowed_piecewise(rules: Sequence[str], call: Call) -> str | None:
     """A compound command is allowed when each of its subcommands is covered by some Bash rule."""
     if call.facts.command is None:

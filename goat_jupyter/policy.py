@@ -15,9 +15,11 @@ from typing import Any, Literal, Protocol, cast
 from goat_jupyter.permissions import (
     Decision,
     PermissionContext,
+    ReadDenyChecker,
     describe,
     evaluate,
     invalid_rules,
+    read_deny_checker,
     suggest_rule_for,
 )
 from goat_jupyter.permissions_calls import Call
@@ -114,6 +116,9 @@ class RulePolicy:
             hook_reason=hook.reason if hook else "",
             protected=self.protected,
         )
+
+    def read_deny_checker(self, session: SessionState) -> ReadDenyChecker | None:
+        return read_deny_checker(self.context(session))
 
     async def decide(
         self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome

@@ -13,6 +13,7 @@ from goat_jupyter.permissions import (
     PermissionContext,
     evaluate,
     invalid_rules,
+    read_deny_checker,
     suggest_rule,
 )
 from goat_jupyter.permissions_rules import parse_rule
@@ -506,3 +507,13 @@ def test_suggested_rules_allow_the_same_call_next_time(
 def test_an_exact_file_rule_covers_only_that_file(ws: Path) -> None:
     assert behavior(ws, "Edit", {"file_path": "src/b.py"}, allow=["Edit(./src/a.py)"]) == "ask"
     assert behavior(ws, "Bash", {"command": "npm test -- --all"}, allow=["Bash(npm test)"]) == "ask"
+
+
+def test_read_deny_checker_names_the_rule_for_each_hidden_file(ws: Path) -> None:
+    deny = ["Bash(rm:*)", "Read(", "Read(*.env)", "Read(./secrets/**)"]
+    checker = read_deny_checker(PermissionContext(ws, deny=deny))
+    assert checker is not None
+    assert checker(ws / "secrets" / "key.txt") == "Read(./secrets/**)"
+    assert checker(ws / "src" / "deep" / ".env") == "Read(*.env)"
+    assert checker(ws / "src" / "a.py") is None
+    assert read_deny_checker(PermissionContext(ws, deny=["Bash(rm:*)", "Read", "Edit(./src/**)"])) is None

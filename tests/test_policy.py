@@ -199,6 +199,26 @@ async def test_tools_the_host_allows_skip_the_prompt_but_not_deny_rules(ws: Path
     assert written.error_code == "PERMISSION_DENIED" and (ws / "a.txt").read_text() == "original\n"
 
 
+async def test_read_deny_rules_keep_files_out_of_searches_of_a_parent_folder(ws: Path) -> None:
+    (ws / ".goat").mkdir()
+    (ws / ".goat" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read(./secrets/**)"]}}))
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "key.txt").write_text("TOKEN=hunter2\n")
+    (ws / "notes.txt").write_text("TOKEN=public\n")
+    executor, session = executor_for(ws, RulePolicy(None))
+    session.settings = load_settings(ws, environ={})
+    found = await run(executor, "Grep", {"pattern": "TOKEN", "path": str(ws), "output_mode": "content"})
+    assert "TOKEN=public" in found.content and "hunter2" not in found.content
+    assert "1 matching file hidden by the rule Read(./secrets/**)" in found.content
+    listed = await run(executor, "Glob", {"pattern": "**/*.txt", "path": str(ws)})
+    assert str(ws / "notes.txt") in listed.content and "key.txt" not in listed.content
+    assert "hidden by the rule Read(./secrets/**)" in listed.content
+    inside = await run(executor, "Grep", {"pattern": "TOKEN", "path": str(ws / "secrets")})
+    assert inside.error_code == "PERMISSION_DENIED"
+    unrelated = await run(executor, "Grep", {"pattern": "nothing-like-this", "path": str(ws)})
+    assert "hidden" not in unrelated.content
+
+
 async def test_config_cannot_raise_permissions_without_the_user(ws: Path) -> None:
     args = {"setting": "permission_mode", "value": "bypassPermissions"}
     headless, session = executor_for(ws, RulePolicy(None))

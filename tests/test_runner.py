@@ -15,6 +15,7 @@ from goat_jupyter.tools.base import Attachment
 from goat_jupyter.tools.runner import (
     EMPTY_RESULT,
     MAX_CONCURRENT_READS,
+    AllowAll,
     HookOutcome,
     PermissionDecision,
 )
@@ -270,7 +271,7 @@ async def test_events_in_order_per_call(tmp_path: Path) -> None:
         assert finished.elapsed_s >= 0 and all(e.agent_id == "sub1" for e in mine)
 
 
-class DenyPolicy:
+class DenyPolicy(AllowAll):  # AllowAll: no search filtering
     def __init__(self) -> None:
         self.asked: list[str] = []
 

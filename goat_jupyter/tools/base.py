@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
@@ -80,6 +81,10 @@ class ToolContext:
     @property
     def bridge(self) -> Any:
         return self.services.get("bridge")
+
+    def read_deny_checker(self) -> Callable[[Path], str | None] | None:
+        """For searches over folders: the deny rule hiding a file from results (None: no such rules)."""
+        return self.executor.policy.read_deny_checker(self.session) if self.executor else None
 
     def service(self, key: str, tool_name: str) -> Any:
         """A runtime the host plugged in (ui, bridge, subagents, mcp, web); clear error if absent."""

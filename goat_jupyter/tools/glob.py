@@ -15,6 +15,7 @@ from wcmatch import glob as wcglob
 from goat_jupyter.errors import FileNotFoundGoatError, InvalidInputError, InvalidPathError, ToolExecutionError
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.ripgrep import find_rg, run_rg
+from goat_jupyter.tools.search_filter import Hidden, drop_denied, with_note
 
 MAX_RESULTS = 100
 GLOB_FLAGS = (
@@ -194,13 +195,16 @@ class GlobTool(Tool[GlobInput]):
         searchable = root.is_dir() and ".git" not in root.parts  # .git is never entered
         listed = await lister(root, list_hint(pattern)) if searchable else []
         hits = [os.path.join(root, rel) for rel in listed if matches(rel)]
+        hits, hidden = drop_denied(hits, str, ctx)
         ranked = await asyncio.to_thread(newest_first, hits)
-        return render(args.pattern, base, [path for _, path in ranked])
+        return render(args.pattern, base, [path for _, path in ranked], hidden)
 
 
-def render(pattern: str, base: Path, paths: list[str]) -> ToolOutput:
+def render(pattern: str, base: Path, paths: list[str], hidden: Hidden | None = None) -> ToolOutput:
+    hidden = hidden or Hidden()
     if not paths:
-        return ToolOutput(f"No files found matching {pattern!r} in {base}.", metadata={"count": 0})
+        text = with_note(f"No files found matching {pattern!r} in {base}.", hidden)
+        return ToolOutput(text, metadata={"count": 0})
     lines = paths[:MAX_RESULTS]
     if len(paths) > MAX_RESULTS:
         lines.append(
@@ -208,4 +212,4 @@ def render(pattern: str, base: Path, paths: list[str]) -> ToolOutput:
             "Use a more specific pattern or path to see the others.)"
         )
     metadata = {"count": len(paths), "truncated": len(paths) > MAX_RESULTS}
-    return ToolOutput("\n".join(lines), metadata=metadata)
+    return ToolOutput(with_note("\n".join(lines), hidden), metadata=metadata)

@@ -19,6 +19,7 @@ from goat_jupyter.tools.grep_backend import (
     SearchResult,
     default_backend,
 )
+from goat_jupyter.tools.search_filter import drop_denied, with_note
 
 DEFAULT_HEAD_LIMIT = 250
 _LINE_PREFIX = re.compile(rb"(\d+)([:-])")
@@ -133,21 +134,22 @@ class GrepTool(Tool[GrepInput]):
     async def run(self, args: GrepInput, ctx: ToolContext) -> ToolOutput | str:
         query = build_query(args, ctx)
         result = await self.backend.search(query)
-        if not result.files:
-            text = f"No matches found for {args.pattern!r} in {query.root}."
+        files, hidden = drop_denied(result.files, lambda hits: hits.path, ctx)
+        if not files:
+            text = with_note(f"No matches found for {args.pattern!r} in {query.root}.", hidden)
             return ToolOutput(
                 _with_warning(text, result), metadata={"total": 0, "backend": self.backend.name}
             )
         limit = DEFAULT_HEAD_LIMIT if args.head_limit is None else args.head_limit
-        entries = await list_entries(query, result.files, line_numbers=args.line_numbers is not False)
+        entries = await list_entries(query, files, line_numbers=args.line_numbers is not False)
         page = Page(entries, args.offset or 0, limit)
         shown = page.shown
         return ToolOutput(
-            _with_warning(format_page(query, page, shown, result.files), result),
+            _with_warning(with_note(format_page(query, page, shown, files), hidden), result),
             metadata={
                 "mode": query.mode,
                 "backend": self.backend.name,
-                "files": len(result.files),
+                "files": len(files),
                 "total": page.total,
                 "shown": len(shown),
                 "truncated": page.offset + len(shown) < page.total,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import ValidationError
@@ -62,6 +63,10 @@ class PermissionPolicy(Protocol):
         self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
     ) -> PermissionDecision: ...
 
+    def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None:
+        """Which files searches must leave out (the deny rule that hides each); None: all may show."""
+        ...
+
 
 class Hooks(Protocol):
     async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: ToolContext) -> HookOutcome: ...
@@ -80,6 +85,9 @@ class AllowAll:
         if hook.decision == "deny":
             return PermissionDecision("deny", hook.reason or "Blocked by a PreToolUse hook.")
         return PermissionDecision("allow")
+
+    def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None:
+        return None
 
 
 class NoHooks:

@@ -71,6 +71,17 @@ def dotted() -> str:
     return "dotted ok"
 
 
+@server.tool(description="Add the tool `grown` and tell the client that the tool list changed.")
+async def grow(ctx: Context) -> str:
+    def grown() -> str:
+        return "grown ok"
+
+    server.add_tool(grown, description="Added at run time by grow.")
+    await ctx.notify_tools_changed()  # 2026-07-28 clients: their subscriptions/listen stream
+    await ctx.session.send_tool_list_changed()  # older clients: a notification (dropped for newer ones)
+    return "grew"
+
+
 @server.resource("demo://greeting", description="A greeting", mime_type="text/plain")
 def greeting() -> str:
     return "hello from the demo resource"

@@ -18,6 +18,7 @@ import pytest
 from goat_jupyter.events import Event, ToolProgress
 from goat_jupyter.mcp import McpManager, McpTimeouts, attach_mcp, load_mcp_config
 from goat_jupyter.mcp.config import HttpServerConfig, StdioServerConfig
+from goat_jupyter.mcp.tool_changes import ToolChangeFollower
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.registry import Registry
@@ -200,6 +201,40 @@ async def test_results_images_errors_and_unusual_names(rig: RigFactory) -> None:
     assert "mcp__demo__dotted_name" in r.mcp_tools("demo")  # `dotted.name` is not a valid function name
     dotted = await r.call("mcp__demo__dotted_name", {})
     assert dotted.content == "dotted ok"
+
+
+async def test_tools_the_server_adds_at_run_time_are_registered(rig: RigFactory) -> None:
+    r: Rig = await rig({"demo": demo()})
+    assert "mcp__demo__grown" not in r.mcp_tools("demo")
+    grew = await r.call("mcp__demo__grow", {})
+    assert grew.content == "grew"
+    for _ in range(200):  # the change arrives on its own stream, just after the call's answer
+        if "mcp__demo__grown" in r.mcp_tools("demo"):
+            break
+        await asyncio.sleep(0.05)
+    assert "mcp__demo__grown" in r.mcp_tools("demo")
+    grown = await r.call("mcp__demo__grown", {})
+    assert grown.content == "grown ok" and not grown.is_error
+    assert "mcp__demo__echo" in r.mcp_tools("demo")  # the others stay
+
+
+async def test_an_older_protocol_announces_tool_changes_by_notification() -> None:
+    from mcp import Client, StdioServerParameters
+
+    refreshed = asyncio.Event()
+
+    async def refresh() -> None:
+        refreshed.set()
+
+    follower = ToolChangeFollower(refresh)
+    server = StdioServerParameters(command=sys.executable, args=[DEMO])
+    async with Client(server, mode="legacy", message_handler=follower.on_message) as client:
+        assert client.protocol_version < "2026-07-28"
+        following = asyncio.ensure_future(follower.follow(client))
+        assert not refreshed.is_set()
+        await client.call_tool("grow", {})
+        await asyncio.wait_for(refreshed.wait(), 20)
+        following.cancel()
 
 
 async def test_list_and_read_resources(rig: RigFactory) -> None:

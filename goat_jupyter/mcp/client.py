@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from goat_jupyter.errors import ToolExecutionError, ToolTimeoutError
 from goat_jupyter.mcp.config import McpTimeouts, ServerConfig
+from goat_jupyter.mcp.tool_changes import ToolChangeFollower
 from goat_jupyter.mcp.transport import import_sdk, open_client
 
 if TYPE_CHECKING:
@@ -117,12 +118,15 @@ class ServerConnection:
                 self._scope = scope
                 scope.deadline = anyio.current_time() + self.timeouts.connect_s
                 async with AsyncExitStack() as stack:
-                    client = await open_client(self.config, stack, self.cwd, errlog, self.timeouts)
+                    changes = ToolChangeFollower(self._refresh_tools)
+                    client = await open_client(
+                        self.config, stack, self.cwd, errlog, self.timeouts, changes.on_message
+                    )
                     tools = await _list_tools(client)
                     scope.deadline = math.inf
                     self._connected(client, tools)
                     connected = True
-                    await self._stop.wait()
+                    await _until(self._stop, changes.follow(client))
             if scope.cancelled_caught and not self._closing:
                 self._fail(f"did not connect within {self.timeouts.connect_s:g} s", errlog)
         except Exception as exc:
@@ -130,6 +134,19 @@ class ServerConnection:
                 self._mark_lost(describe_exception(exc))
             else:
                 self._fail(describe_exception(exc), errlog)
+
+    async def _refresh_tools(self) -> None:
+        """The server changed its tools: list them again; the listener re-registers them."""
+        client = self._client
+        if client is None:
+            return
+        try:
+            tools = await asyncio.wait_for(_list_tools(client), self.timeouts.request_s)
+        except Exception as exc:  # keep the old list; calls still reach the server
+            self.error = f"could not list the changed tools: {describe_exception(exc)}"
+            return
+        self.tools = tools
+        self._set("connected", "")
 
     def _connected(self, client: Client, tools: list[Tool]) -> None:
         self._client, self.tools = client, tools
@@ -249,6 +266,17 @@ async def _list_resources(client: Client) -> list[Resource]:
         cursor = page.next_cursor
         if not cursor:
             return resources
+
+
+async def _until(stop: asyncio.Event, work: Awaitable[None]) -> None:
+    """Wait for `stop` while `work` runs alongside; `work` is cancelled when `stop` is set."""
+    task = asyncio.ensure_future(work)
+    try:
+        await stop.wait()
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
 
 
 async def _list_tools(client: Client) -> list[Tool]:

@@ -12,6 +12,7 @@ from goat_jupyter.mcp.config import McpTimeouts, ServerConfig, StdioServerConfig
 if TYPE_CHECKING:
     from mcp import Client
     from mcp.client import Transport
+    from mcp.client.session import MessageHandlerFnT
 
 
 def import_sdk() -> None:
@@ -21,7 +22,12 @@ def import_sdk() -> None:
 
 
 async def open_client(
-    config: ServerConfig, stack: AsyncExitStack, cwd: Path, errlog: Any, timeouts: McpTimeouts
+    config: ServerConfig,
+    stack: AsyncExitStack,
+    cwd: Path,
+    errlog: Any,
+    timeouts: McpTimeouts,
+    message_handler: MessageHandlerFnT | None = None,
 ) -> Client:
     """Enter the transport and the SDK client on `stack` (in the calling task) and return the client."""
     from mcp import Client, StdioServerParameters
@@ -50,5 +56,10 @@ async def open_client(
         await stack.enter_async_context(http)
         transport = streamable_http_client(config.url, http_client=http)
     info = Implementation(name="goat_jupyter", version=__version__)
-    client = Client(transport, client_info=info, read_timeout_seconds=timeouts.request_s)
+    client = Client(
+        transport,
+        client_info=info,
+        read_timeout_seconds=timeouts.request_s,
+        message_handler=message_handler,
+    )
     return await stack.enter_async_context(client)

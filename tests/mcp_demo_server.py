@@ -1,6 +1,7 @@
 """A small MCP server for the tests: resources, and tools that answer, fail, crash, hang or draw.
 
-Run over stdio by default; `--http PORT` serves streamable HTTP on 127.0.0.1:PORT instead.
+Run over stdio by default; `--http PORT` serves streamable HTTP on 127.0.0.1:PORT instead, `--sse PORT`
+the older SSE transport.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ def pixel_resource() -> bytes:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0, help="serve streamable HTTP on this port")
+    parser.add_argument("--sse", type=int, default=0, help="serve the older SSE transport on this port")
     parser.add_argument("--slow-start", type=float, default=0.0, help="seconds to wait before serving")
     parser.add_argument("--fail-at-start", action="store_true", help="write to stderr and exit 2")
     args = parser.parse_args()
@@ -104,6 +106,8 @@ def main() -> None:
     time.sleep(args.slow_start)
     if args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
+    elif args.sse:
+        server.run("sse", host="127.0.0.1", port=args.sse)
     else:
         server.run()
 

@@ -361,9 +361,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-async def start_http_demo(port: int) -> asyncio.subprocess.Process:
+async def start_http_demo(port: int, transport: str = "--http") -> asyncio.subprocess.Process:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, DEMO, "--http", str(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        sys.executable, DEMO, transport, str(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     for _ in range(1500):
         try:
@@ -408,3 +408,16 @@ async def test_streamable_http_server(
     processes.append(await start_http_demo(port))
     back = await r.call("mcp__web__echo", {"text": "back"})
     assert back.content == "back", back.content
+
+
+async def test_sse_server(rig: RigFactory) -> None:
+    port = free_port()
+    process = await start_http_demo(port, "--sse")
+    try:
+        r: Rig = await rig({"old": {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}})
+        assert r.manager.connections["old"].status == "connected", r.manager.connections["old"].error
+        assert (await r.call("mcp__old__echo", {"text": "over sse"})).content == "over sse"
+        read = await r.call("ReadMcpResource", {"server": "old", "uri": "demo://greeting"})
+        assert read.content == "hello from the demo resource"
+    finally:
+        await stop(process)

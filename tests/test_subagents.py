@@ -6,9 +6,12 @@ child's request contains (its prompt or its system prompt), so each finds its ow
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from goat_jupyter.agent import Agent
 from goat_jupyter.events import Event, RunFinished, SubagentStarted, TextDelta, ToolFinished, ToolStarted
@@ -21,6 +24,7 @@ from goat_jupyter.subagents import subagent_services
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.runner import Executor, PermissionPolicy
 from tests.agent_helpers import assert_history_valid
+from tests.process_helpers import wait_all_gone
 
 PARENT = "PARENT-PROMPT"
 SUBAGENT_NEVER = {"Agent", "AskUserQuestion", "ExitPlanMode", "TaskOutput", "TaskStop"}
@@ -398,4 +402,36 @@ async def test_agent_calls_in_one_message_run_at_the_same_time(tmp_path: Path) -
     started = [e for e in rig.events if isinstance(e, SubagentStarted)]
     agent_calls = [e.call_id for e in rig.of_type(ToolStarted) if e.name == "Agent"]
     assert sorted(e.parent_call_id for e in started) == sorted(agent_calls)
+    assert_history_valid(rig.session.messages)
+
+
+async def test_interrupting_parallel_subagents_kills_both_and_keeps_history_valid(tmp_path: Path) -> None:
+    left, right = tmp_path / "left.pid", tmp_path / "right.pid"
+    turns = [
+        parent_turn(agent_call("CHILD-SLEEP-L: sleep"), agent_call("CHILD-SLEEP-R: sleep")),
+        parent_turn(text="Ready again."),
+        {
+            "match": "CHILD-SLEEP-L",
+            "tool_calls": [{"name": "Bash", "arguments": {"command": f"echo $$ > {left}; exec sleep 60"}}],
+        },
+        {
+            "match": "CHILD-SLEEP-R",
+            "tool_calls": [{"name": "Bash", "arguments": {"command": f"echo $$ > {right}; exec sleep 60"}}],
+        },
+    ]
+    with ReplayServer(turns) as server:
+        rig = make_rig(tmp_path, server.url)
+        run = asyncio.ensure_future(rig.agent.run(f"{PARENT}: sleep twice"))
+        for _ in range(500):
+            if all(p.exists() and p.read_text().strip() for p in (left, right)):
+                break
+            await asyncio.sleep(0.02)
+        pids = [int(p.read_text()) for p in (left, right)]
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        assert await wait_all_gone(pids)
+        assert_history_valid(rig.session.messages)
+        again = await rig.agent.run(f"{PARENT}: are you there")
+    assert again.text == "Ready again."
     assert_history_valid(rig.session.messages)

@@ -47,7 +47,6 @@ class SubagentStarted:
     """A subagent begins work for the parent's Agent call `parent_call_id`; its events follow."""
 
     parent_call_id: str
-    description: str
     agent_id: str | None = None  # the subagent's id, like every nested event
 
 

@@ -270,6 +270,7 @@ def test_subagent_events_nest_inside_the_agent_card():
     sink = run(
         [
             ToolStarted("c1", "Agent", "Explore", {"description": "Explore", "prompt": "go"}),
+            SubagentStarted("c1", agent_id="sub-1"),
             TextDelta("Scanning <dirs>", agent_id="sub-1"),
             ToolStarted("s1", "Glob", "Glob", {"pattern": "*.py"}, agent_id="sub-1"),
             ToolFinished("s1", "Glob", ToolOutput("/w/a.py"), 0.01, agent_id="sub-1"),
@@ -289,8 +290,8 @@ def test_parallel_subagents_each_nest_in_their_own_agent_card():
         [
             ToolStarted("c1", "Agent", "Left", {"description": "Left", "prompt": "go"}),
             ToolStarted("c2", "Agent", "Right", {"description": "Right", "prompt": "go"}),
-            SubagentStarted("c1", "Left", agent_id="gp-1"),
-            SubagentStarted("c2", "Right", agent_id="gp-2"),
+            SubagentStarted("c1", agent_id="gp-1"),
+            SubagentStarted("c2", agent_id="gp-2"),
             TextDelta("left text", agent_id="gp-1"),
             TextDelta("right text", agent_id="gp-2"),
             ToolFinished("c2", "Agent", ToolOutput("right done"), 1.0),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import tempfile
@@ -13,7 +14,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from goat_jupyter.errors import ToolExecutionError, ToolTimeoutError
+from goat_jupyter.errors import GoatError, ToolExecutionError, ToolTimeoutError
 from goat_jupyter.mcp.config import McpTimeouts, ServerConfig
 from goat_jupyter.mcp.tool_changes import ToolChangeFollower
 from goat_jupyter.mcp.transport import import_sdk, open_client
@@ -27,6 +28,7 @@ Status = Literal["pending", "connecting", "connected", "failed", "disconnected"]
 T = TypeVar("T")
 STDERR_TAIL_CHARS = 1500
 STOP_GRACE_S = 10.0
+_log = logging.getLogger(__name__)
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -141,9 +143,11 @@ class ServerConnection:
         if client is None:
             return
         try:
-            tools = await asyncio.wait_for(_list_tools(client), self.timeouts.request_s)
-        except Exception as exc:  # keep the old list; calls still reach the server
-            self.error = f"could not list the changed tools: {describe_exception(exc)}"
+            tools = await self._guarded(
+                "listing its changed tools", self.timeouts.request_s, _list_tools(client)
+            )
+        except GoatError as exc:  # keep the old list; a lost connection reconnects on the next call
+            _log.debug("MCP server %s: %s", self.name, exc)
             return
         self.tools = tools
         self._set("connected", "")

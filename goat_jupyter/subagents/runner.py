@@ -213,7 +213,7 @@ class SubagentRunner:
         """One run of the subagent's loop on its own history, under the parent's policy and hooks."""
         events = ChildEvents(emit)
         if ctx.tool_call_id:
-            events(SubagentStarted(ctx.tool_call_id, agent.description, agent.id))
+            events(SubagentStarted(ctx.tool_call_id, agent.id))
         loop = self._loop(agent, ctx, events, notices, max_turns)
         agent.running = True
         try:

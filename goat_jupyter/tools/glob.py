@@ -200,8 +200,7 @@ class GlobTool(Tool[GlobInput]):
         return render(args.pattern, base, [path for _, path in ranked], hidden)
 
 
-def render(pattern: str, base: Path, paths: list[str], hidden: Hidden | None = None) -> ToolOutput:
-    hidden = hidden or Hidden()
+def render(pattern: str, base: Path, paths: list[str], hidden: Hidden) -> ToolOutput:
     if not paths:
         text = with_note(f"No files found matching {pattern!r} in {base}.", hidden)
         return ToolOutput(text, metadata={"count": 0})

@@ -225,21 +225,13 @@ class CellRenderer:
             self._agents[agent_id] = self._host_for(agent_id, self._cards.get(event.parent_call_id))
             return
         if agent_id not in self._agents:
-            self._agents[agent_id] = self._host_for(agent_id, self._running_agent_card())
+            self._agents[agent_id] = self._host_for(agent_id, None)
         transcript, host = self._agents[agent_id]
         if apply_nested(transcript, event):
             self._touch(host)
 
-    def _running_agent_card(self) -> _CardBlock | None:
-        """For events from a subagent that did not announce its Agent call: the newest free card."""
-        for block in reversed(self._cards.values()):
-            card = block.card
-            if card.name == "Agent" and card.status == "running" and not card.nested:
-                return block
-        return None
-
     def _host_for(self, agent_id: str, card_block: _CardBlock | None) -> tuple[AgentTranscript, _Block]:
-        """The subagent's transcript inside its Agent card, else in a block of its own (background)."""
+        """The subagent's transcript inside its running Agent card, else in a block of its own."""
         transcript = AgentTranscript(agent_id)
         if card_block is not None and card_block.card.status == "running":
             card_block.card.nested.append(transcript)

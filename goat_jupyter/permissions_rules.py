@@ -23,7 +23,7 @@ import functools
 import os
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
@@ -64,16 +64,57 @@ class Anchors:
         return cls(workspace, home, Path(os.path.realpath(workspace)), Path(os.path.realpath(home)))
 
 
+# Folders with more entries than this are not listed: deny and ask path rules then match (fail closed).
+MAX_FOLDER_ENTRIES = 20_000
+
+
+class FolderWalk:
+    """What lies below a folder a call moves, replaces or deletes (POSIX paths relative to it),
+    listed once, when a deny or ask path rule first needs it. Symlinks are listed, not followed."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+
+    @classmethod
+    def of(cls, path: Path) -> FolderWalk:
+        return cls(path if path.is_dir() and not path.is_symlink() else None)
+
+    @functools.cached_property
+    def names(self) -> tuple[str, ...] | None:
+        """Every path below the folder; None when there are too many to check."""
+        found: list[str] = []
+        if self.root is None:
+            return ()
+        for folder, dirs, files in os.walk(self.root):
+            rel = Path(os.path.relpath(folder, self.root)).as_posix()
+            found += [name if rel == "." else f"{rel}/{name}" for name in (*dirs, *files)]
+            if len(found) > MAX_FOLDER_ENTRIES:
+                return None
+        return tuple(found)
+
+
 @dataclass(frozen=True)
 class Target:
-    """A path a call touches, as written (normalised) and with symlinks resolved."""
+    """A path a call touches, as written (normalised) and with symlinks resolved. `below` is set
+    when the call acts on whatever the path holds (a folder moved, deleted or replaced as a whole):
+    deny and ask rules on any path inside it then apply too."""
 
     path: Path
     real: Path
+    below: FolderWalk | None = field(default=None, compare=False)
 
     @classmethod
-    def of(cls, path: Path) -> Target:
-        return cls(path, Path(os.path.realpath(path)))
+    def of(cls, path: Path, below: FolderWalk | None = None) -> Target:
+        return cls(path, Path(os.path.realpath(path)), below)
+
+
+@dataclass(frozen=True)
+class Access:
+    """More paths of a call that deny and ask rules named `names` check (a Move's source is also
+    read and removed, so Read and Delete deny rules cover it)."""
+
+    names: tuple[str, ...]
+    paths: tuple[Target, ...]
 
 
 @dataclass(frozen=True)
@@ -90,6 +131,7 @@ class CallFacts:
     url: str | None = None
     outside: bool = False  # touches a path outside the workspace
     allow_blocked: bool = False  # no allow rule may cover it (e.g. WebFetch with POST)
+    also: tuple[Access, ...] = ()  # more (rule names, paths) that deny and ask rules check
 
 
 @functools.lru_cache(maxsize=1024)
@@ -106,6 +148,8 @@ def parse_rule(text: str) -> Rule:
 
 def rule_matches(rule: Rule, call: CallFacts, kind: RuleKind, anchors: Anchors) -> bool:
     """Whether `rule`, used as a `kind` rule, covers `call`."""
+    if kind != "allow" and any(_access_matches(rule, access, kind, anchors) for access in call.also):
+        return True
     if not _name_matches(rule.tool, call, kind):
         return False
     if kind == "allow" and call.allow_blocked:
@@ -120,6 +164,13 @@ def rule_matches(rule: Rule, call: CallFacts, kind: RuleKind, anchors: Anchors) 
     if call.paths:
         return _path_rule_matches(rule.specifier, call, kind, anchors)
     return False
+
+
+def _access_matches(rule: Rule, access: Access, kind: RuleKind, anchors: Anchors) -> bool:
+    if rule.tool not in access.names:
+        return False
+    facts = CallFacts(rule.tool, access.names, (), access.paths)
+    return rule.specifier is None or _path_rule_matches(rule.specifier, facts, kind, anchors)
 
 
 def _name_matches(rule_tool: str, call: CallFacts, kind: RuleKind) -> bool:
@@ -258,35 +309,48 @@ def _path_rule_matches(spec: str, call: CallFacts, kind: RuleKind, anchors: Anch
             _under_pattern(t.real, real_base, pattern, call.search_root) for t in targets
         )
     base = anchor(spec, anchors, real=False)[0]
-    return any(
-        _under_pattern(t.path, base, pattern, call.search_root)
-        or _under_pattern(t.real, real_base, pattern, call.search_root)
-        for t in call.paths
-    )
+    return any(_target_hit(t, (base, real_base), pattern, call.search_root) for t in call.paths)
 
 
-def _under_pattern(path: Path, base: Path, pattern: str, search_root: bool) -> bool:
-    rel = relative_inside(path, base)
+def _target_hit(target: Target, bases: tuple[Path, Path], pattern: str, search_root: bool) -> bool:
+    """Deny/ask: the path as written or resolved, or (for a folder acted on as a whole) anything
+    below it, matches. Case-insensitively: on such file systems `Secrets/` is `secrets/`."""
+    pairs = ((target.path, bases[0]), (target.real, bases[1]))
+    folder = search_root or target.below is not None
+    if any(_under_pattern(p, b, pattern, folder, ignore_case=True) for p, b in pairs):
+        return True
+    names = target.below.names if target.below is not None else ()
+    if names is None:
+        return True  # too much to check: fail closed
+    return any(_under_pattern(p / n, b, pattern, False, ignore_case=True) for n in names for p, b in pairs)
+
+
+def _under_pattern(
+    path: Path, base: Path, pattern: str, search_root: bool, *, ignore_case: bool = False
+) -> bool:
+    rel = relative_inside(path, base, ignore_case=ignore_case)
     if rel is None:
         return False
     candidates = [rel] if rel else []
     if search_root:
         candidates.append(f"{rel}/{_PROBE}" if rel else _PROBE)
-    matcher = _compiled(pattern)
+    matcher = _compiled(pattern, ignore_case)
     return any(matcher.match(c) for c in candidates)
 
 
 @functools.lru_cache(maxsize=512)
-def _compiled(pattern: str) -> glob.WcMatcher[str]:
+def _compiled(pattern: str, ignore_case: bool = False) -> glob.WcMatcher[str]:
     """The pattern, plus everything below what it names (gitignore: an ignored folder hides its files)."""
     stem = pattern.rstrip("/")
     patterns = [stem + "/**"] if pattern.endswith("/") else [stem, stem + "/**"]
-    return glob.compile(patterns, flags=_GLOB_FLAGS)
+    return glob.compile(patterns, flags=_GLOB_FLAGS | (glob.IGNORECASE if ignore_case else 0))
 
 
-def relative_inside(path: Path, folder: Path) -> str | None:
+def relative_inside(path: Path, folder: Path, *, ignore_case: bool = False) -> str | None:
     """`path` relative to `folder` in POSIX form ("" for the folder itself); None when outside it."""
     text, root = path.as_posix(), folder.as_posix()
+    if ignore_case:
+        text, root = text.casefold(), root.casefold()
     if text == root:
         return ""
     prefix = root if root.endswith("/") else root + "/"

@@ -369,8 +369,13 @@ def test_read_only_mcp_tools_need_no_approval(ws: Path) -> None:
     # Plan mode trusts a readOnlyHint only for a server or tool the user allowed (issue 10).
     assert behavior(ws, "mcp__time__now", {}, side_effect="read_only", mode="plan") == "ask"
     for rule in ("mcp__time", "mcp__time__now", "mcp__time__*"):
-        assert behavior(ws, "mcp__time__now", {}, side_effect="read_only", mode="plan", allow=[rule]) == "allow"
-    assert behavior(ws, "mcp__time__now", {}, side_effect="read_only", mode="plan", allow=["mcp__other"]) == "ask"
+        assert (
+            behavior(ws, "mcp__time__now", {}, side_effect="read_only", mode="plan", allow=[rule]) == "allow"
+        )
+    assert (
+        behavior(ws, "mcp__time__now", {}, side_effect="read_only", mode="plan", allow=["mcp__other"])
+        == "ask"
+    )
     assert behavior(ws, "mcp__time__set", {}, side_effect="mutating", mode="plan") == "deny"
 
 

@@ -11,11 +11,14 @@ from typing import Any
 
 import pytest
 
+from goat_jupyter.events import ToolFinished
 from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
+from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import PermissionMode, load_settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.runner import Executor
+from tests.agent_helpers import assert_history_valid, make_agent, text_turn
 
 SETTINGS = {
     "permissions": {"deny": ["Read(./secrets/**)", "Edit(./protected/**)", "Read(**/*.pem)"]},
@@ -373,3 +376,26 @@ async def test_read_only_hint_does_not_run_unasked_in_plan_mode(tmp_path: Path) 
     assert client.calls == []
     world.session.session_rules.append("mcp__db")  # the user allowed that server
     assert not (await world.call("mcp__db__peek", {})).is_error and client.calls == ["peek"]
+
+
+# --- duplicate tool-call ids ----------------------------------------------------------------------
+
+
+async def test_duplicate_tool_call_ids_are_made_unique_before_results_go_back(tmp_path: Path) -> None:
+    (tmp_path / "x.txt").write_text("x")
+    calls = [
+        {"id": "dup", "name": "Read", "arguments": {"file_path": "x.txt"}},
+        {"id": "dup", "name": "LS", "arguments": {"path": "."}},
+        {"id": "dup_2", "name": "Glob", "arguments": {"pattern": "*"}},
+    ]
+    turns = [{"tool_calls": calls}, text_turn("done")]
+    with ReplayServer(turns) as server:
+        rig = make_agent(tmp_path, server.url)
+        await rig.agent.run("go")
+        sent = server.requests[1]["messages"]
+    ids = [c["id"] for m in sent if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    answered = [m["tool_call_id"] for m in sent if m["role"] == "tool"]
+    assert len(set(ids)) == 3 and ids[0] == "dup" and sorted(answered) == sorted(ids)
+    assert_history_valid(rig.session.messages)
+    finished = [e.call_id for e in rig.of_type(ToolFinished)]
+    assert sorted(finished) == sorted(ids)

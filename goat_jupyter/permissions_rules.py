@@ -36,6 +36,7 @@ RuleKind = Literal["allow", "deny", "ask"]
 
 _RULE = re.compile(r"^([A-Za-z0-9_.*-]+)(?:\((.*)\))?$", re.DOTALL)
 _GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE | glob.EXTGLOB
+_PATTERN_MAGIC = frozenset("*?[]{}()!@+|\\")
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # A name no real file has: matching `<folder>/<probe>` asks "does the rule cover this folder's files?"
 _PROBE = "\x01goat-any-file\x01"
@@ -315,14 +316,34 @@ def _path_rule_matches(spec: str, call: CallFacts, kind: RuleKind, anchors: Anch
 def _target_hit(target: Target, bases: tuple[Path, Path], pattern: str, search_root: bool) -> bool:
     """Deny/ask: the path as written or resolved, or (for a folder acted on as a whole) anything
     below it, matches. Case-insensitively: on such file systems `Secrets/` is `secrets/`."""
-    pairs = ((target.path, bases[0]), (target.real, bases[1]))
+    pairs = [(target.path, bases[0])]
+    if (target.real, bases[1]) != pairs[0]:
+        pairs.append((target.real, bases[1]))
     folder = search_root or target.below is not None
     if any(_under_pattern(p, b, pattern, folder, ignore_case=True) for p, b in pairs):
         return True
-    names = target.below.names if target.below is not None else ()
+    return target.below is not None and any(_hit_below(target.below, p, b, pattern) for p, b in pairs)
+
+
+def _hit_below(below: FolderWalk, path: Path, base: Path, pattern: str) -> bool:
+    rel = relative_inside(path, base, ignore_case=True)
+    if rel is None or not _could_match_below(pattern, rel):
+        return False
+    names = below.names
     if names is None:
         return True  # too much to check: fail closed
-    return any(_under_pattern(p / n, b, pattern, False, ignore_case=True) for n in names for p, b in pairs)
+    matcher, prefix = _compiled(pattern, True), f"{rel}/" if rel else ""
+    return any(matcher.match(prefix + name) for name in names)
+
+
+def _could_match_below(pattern: str, rel: str) -> bool:
+    """False when the pattern's literal leading folders leave `rel` (so nothing below it matches)."""
+    head: list[str] = []
+    for segment in pattern.split("/"):
+        if _PATTERN_MAGIC & set(segment):
+            break
+        head.append(segment.casefold())
+    return all(a == b for a, b in zip(head, rel.split("/") if rel else [], strict=False))
 
 
 def _under_pattern(

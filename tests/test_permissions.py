@@ -533,3 +533,69 @@ def test_read_deny_checker_names_the_rule_for_each_hidden_file(ws: Path) -> None
     assert checker(ws / "src" / "deep" / ".env") == "Read(*.env)"
     assert checker(ws / "src" / "a.py") is None
     assert read_deny_checker(PermissionContext(ws, deny=["Bash(rm:*)", "Read", "Edit(./src/**)"])) is None
+
+
+# --- every path checked for what the call does to it (issue 10) --------------------------------
+
+
+def test_a_folder_counts_with_every_rule_covering_something_inside_it(ws: Path) -> None:
+    (ws / "docs" / "deep").mkdir(parents=True)
+    (ws / "docs" / "deep" / "plan.md").write_text("p")
+    (ws / "loot").mkdir()
+    (ws / "loot" / "x.sh").write_text("s")
+    deny = ["Edit(./docs/deep/plan.md)"]
+    assert behavior(ws, "Delete", {"path": "docs", "recursive": True}, deny=deny) == "deny"
+    assert behavior(ws, "Move", {"from": "docs", "to": "elsewhere"}, deny=deny) == "deny"
+    assert behavior(ws, "Move", {"from": "./src/../docs/", "to": "elsewhere"}, deny=deny) == "deny"
+    assert behavior(ws, "Move", {"from": "src", "to": "elsewhere"}, deny=deny) == "allow"
+    # moving a folder in: what it holds lands under the destination
+    assert behavior(ws, "Move", {"from": "loot", "to": "bin"}, deny=["Edit(bin/*.sh)"]) == "deny"
+    assert behavior(ws, "Move", {"from": "loot", "to": "bin"}, deny=["Edit(bin/*.py)"]) == "allow"
+    # a folder that does not exist yet still counts as the folder a `dir/**` rule names
+    assert behavior(ws, "Write", {"file_path": "gone", "content": "x"}, deny=["Edit(./gone/**)"]) == "deny"
+
+
+def test_a_move_reads_and_removes_its_source(ws: Path) -> None:
+    move_out = {"from": "secrets/key.txt", "to": "key.txt"}
+    assert behavior(ws, "Move", move_out, deny=["Read(./secrets/**)"]) == "deny"
+    assert behavior(ws, "Move", move_out, ask=["Read(./secrets/**)"]) == "ask"
+    assert behavior(ws, "Move", move_out, deny=["Delete(./secrets/**)"]) == "deny"
+    assert (
+        behavior(ws, "Move", {"from": "src/a.py", "to": "secrets/a.py"}, deny=["Read(./secrets/**)"])
+        == "allow"
+    )
+    assert behavior(ws, "Move", move_out, deny=["Grep(./secrets/**)"]) == "allow"  # only Read covers it
+
+
+def test_folders_too_big_to_list_fail_closed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import goat_jupyter.permissions_rules as rules
+
+    for i in range(5):
+        (ws / "src" / f"f{i}.py").write_text("")
+    monkeypatch.setattr(rules, "MAX_FOLDER_ENTRIES", 3)
+    assert behavior(ws, "Delete", {"path": "src", "recursive": True}, deny=["Edit(**/*.md)"]) == "deny"
+    assert behavior(ws, "Delete", {"path": "src", "recursive": True}, deny=["Edit(./other/**)"]) == "ask"
+    decision = decide(ws, "Delete", {"path": "src", "recursive": True}, mode="bypassPermissions")
+    assert decision.behavior == "ask" and "too many files" in decision.reason
+
+
+def test_deny_and_ask_rules_ignore_case_allow_rules_do_not(ws: Path) -> None:
+    assert behavior(ws, "Read", {"file_path": "SECRETS/KEY.txt"}, deny=["Read(./secrets/**)"]) == "deny"
+    assert behavior(ws, "Write", {"file_path": "Src/b.py", "content": ""}, ask=["Edit(./src/**)"]) == "ask"
+    args = {"file_path": "SRC/a.py", "content": ""}
+    assert behavior(ws, "Write", args, allow=["Edit(./src/**)"], mode="default") == "allow"  # new file
+    (ws / "SRC").mkdir()
+    (ws / "SRC" / "a.py").write_text("")
+    assert behavior(ws, "Write", args, allow=["Edit(./src/**)"]) == "ask"
+
+
+def test_nul_bytes_in_paths_are_invalid_input_not_a_crash(ws: Path) -> None:
+    from goat_jupyter.errors import InvalidPathError
+
+    for tool, args in [
+        ("Read", {"file_path": "a\x00"}),
+        ("Move", {"from": "a", "to": "\x00"}),
+        ("Glob", {"pattern": "\x00/*"}),
+    ]:
+        with pytest.raises(InvalidPathError):
+            decide(ws, tool, args)

@@ -138,14 +138,16 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def hook_scripts(commands: Sequence[str], workspace: Path) -> list[Path]:
-    """The files configured hook commands name (relative words against the workspace)."""
+    """The files configured hook commands name (relative words against the workspace); folders
+    (`.`, the workspace, one holding it) are left out: they would protect everything."""
     scripts: list[Path] = []
     for command in commands:
         for word in _words(_PROJECT_DIR.sub(lambda _: str(workspace), command)):
             if word.startswith("-") or not ("/" in word or "." in word):
                 continue
-            expanded = os.path.expanduser(word)
-            scripts.append(Path(os.path.normpath(os.path.join(workspace, expanded))))
+            path = Path(os.path.normpath(os.path.join(workspace, os.path.expanduser(word))))
+            if not (_inside(workspace, path) or path.is_dir()):
+                scripts.append(path)
     return scripts
 
 

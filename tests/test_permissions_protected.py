@@ -97,6 +97,9 @@ def test_files_configured_hooks_run_are_protected() -> None:
     assert reason("/work/ws/h", hook_commands=commands) is not None  # the folder holding them
     assert reason("/work/ws/h/other.py", hook_commands=commands) is None
     assert hook_scripts(["bash -c 'unclosed"], WS) == []  # unparsable: split on spaces, nothing path-like
+    # folders named in a hook command do not make the whole workspace protected
+    assert hook_scripts(["cd . && cd .. && ls / ~ $GOAT_PROJECT_DIR ../.."], WS) == []
+    assert reason("/work/ws/a.txt", hook_commands=["cd . && ./run.sh"]) is None
 
 
 def test_symlinks_resolve_to_what_they_point_at(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from goat_jupyter.permissions import (
     Decision,
@@ -599,3 +601,28 @@ def test_nul_bytes_in_paths_are_invalid_input_not_a_crash(ws: Path) -> None:
     ]:
         with pytest.raises(InvalidPathError):
             decide(ws, tool, args)
+
+
+_SPELL_PREFIX = st.sampled_from(["", "./", "src/../", "./src/./../", "{ws}/", "{ws}/src/../"])
+_SPELL_TAIL = st.sampled_from(["", "/", "/key.txt", "/key.txt/", "/new/deeper.txt"])
+_MODES: list[PermissionMode] = ["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan"]
+
+
+@settings(max_examples=150, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    prefix=_SPELL_PREFIX,
+    name=st.sampled_from(["secrets", "SECRETS", "Secrets", "link_to_secrets"]),
+    tail=_SPELL_TAIL,
+    mode=st.sampled_from(_MODES),
+    as_source=st.booleans(),
+)
+def test_no_spelling_moves_a_read_denied_file_anywhere(
+    ws: Path, prefix: str, name: str, tail: str, mode: PermissionMode, as_source: bool
+) -> None:
+    if not (ws / "link_to_secrets").exists():
+        (ws / "link_to_secrets").symlink_to(ws / "secrets")
+    path = (prefix + name + tail).format(ws=ws)
+    deny = ["Read(./secrets/**)", "Edit(./secrets/**)"]
+    args = {"from": path, "to": "loot"} if as_source else {"from": "src/a.py", "to": path}
+    assert behavior(ws, "Move", args, deny=deny, mode=mode, allow=["Edit", "Read", "Delete"]) == "deny"
+    assert behavior(ws, "Delete", {"path": path}, deny=deny, mode=mode) == "deny"

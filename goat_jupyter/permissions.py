@@ -99,6 +99,8 @@ def evaluate(
             "deny", f"Permission denied: the rule {rule} in permissions.deny blocks this call.", rule
         )
     if call.guard:
+        if mode_decision(call, context.mode) == "deny":
+            return Decision("deny", _plan_message(tool_name))  # plan mode changes nothing, asked or not
         return _asking(call.guard, call, context)
     if rule := _first_match(context.ask, call, "ask", context):
         return _asking(

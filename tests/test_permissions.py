@@ -323,6 +323,7 @@ def test_settings_files_always_ask(ws: Path) -> None:
         decision = decide(ws, "Write", args, mode="bypassPermissions", allow=["Edit", "Write(**)"])
         assert decision.behavior == "ask" and "settings" in decision.reason
         assert suggest_rule("Write", args, PermissionContext(ws)) is None
+        assert behavior(ws, "Write", args, mode="plan") == "deny"  # plan mode changes nothing at all
 
 
 # --- WebFetch and MCP -------------------------------------------------------------------------

@@ -41,9 +41,9 @@ def protected_reason(
     extra: Sequence[Path] = (),
 ) -> str | None:
     """Why changing `path` (or the folder it is) needs the user's approval; None when it does not."""
-    forms = _forms(path)
+    forms, roots = _forms(path), _forms(workspace)
     for form in forms:
-        if reason := _by_name(form):
+        if reason := _by_name(form, roots):
             return f"{path} {reason}"
     for place, label in _places(workspace, home or Path.home(), hook_commands, extra):
         if reason := _related(forms, place, label):
@@ -85,8 +85,15 @@ def _forms(path: Path) -> tuple[Path, ...]:
     return (written,) if real == written else (written, real)
 
 
-def _by_name(path: Path) -> str | None:
-    for part in path.parts:
+def _by_name(path: Path, workspace_forms: Sequence[Path]) -> str | None:
+    """A protected name among the path's parts: below the workspace when the path is inside it
+    (a workspace that itself lies in a `.claude` folder does not make every file protected)."""
+    parts = path.parts
+    for root in workspace_forms:
+        if _inside(path, root) and _key(root):
+            parts = parts[len(root.parts) :]
+            break
+    for part in parts:
         label = PROTECTED_NAMES.get(_name_key(part))
         if label is not None:
             where = "is" if part == path.name else "is inside"

@@ -143,3 +143,10 @@ plain_names = st.text(alphabet="abcxyz_-0123456789.", min_size=1, max_size=12).f
 def test_ordinary_workspace_files_stay_unprotected(parts: list[str]) -> None:
     path = WS.joinpath(*parts)
     assert protected_reason(path, WS, home=HOME) is None, os.fspath(path)
+
+
+def test_a_workspace_inside_a_settings_folder_does_not_protect_every_file() -> None:
+    ws = Path("/home/user/.claude/projects/demo")
+    assert protected_reason(ws / "notes.txt", ws, home=Path("/elsewhere")) is None
+    assert protected_reason(ws / ".goat" / "settings.json", ws, home=Path("/elsewhere")) is not None
+    assert protected_reason(ws.parent / "settings.json", ws, home=Path("/elsewhere")) is not None

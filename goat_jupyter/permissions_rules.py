@@ -332,8 +332,16 @@ def _hit_below(below: FolderWalk, path: Path, base: Path, pattern: str) -> bool:
     names = below.names
     if names is None:
         return True  # too much to check: fail closed
-    matcher, prefix = _compiled(pattern, True), f"{rel}/" if rel else ""
-    return any(matcher.match(prefix + name) for name in names)
+    regex, prefix = _stem_regex(pattern), f"{rel}/" if rel else ""
+    return any(regex.match(prefix + name) for name in names)
+
+
+@functools.lru_cache(maxsize=256)
+def _stem_regex(pattern: str) -> re.Pattern[str]:
+    """The pattern alone as one regex, case-insensitive. Enough for folder listings: they hold every
+    folder too, so whatever `stem/**` covers below a listed folder, `stem` matches that folder."""
+    positive, _ = glob.translate(pattern.rstrip("/") or "**", flags=_GLOB_FLAGS | glob.IGNORECASE)
+    return re.compile("|".join(positive))
 
 
 def _could_match_below(pattern: str, rel: str) -> bool:

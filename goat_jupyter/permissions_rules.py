@@ -333,6 +333,10 @@ def _hit_below(below: FolderWalk, path: Path, base: Path, pattern: str) -> bool:
     if names is None:
         return True  # too much to check: fail closed
     regex, prefix = _stem_regex(pattern), f"{rel}/" if rel else ""
+    parts = rel.split("/") if rel else []
+    folders = ["/".join(parts[: i + 1]) for i in range(len(parts))]  # the folder and those above it
+    if names and any(regex.match(folder) for folder in folders):
+        return True
     return any(regex.match(prefix + name) for name in names)
 
 
@@ -347,7 +351,7 @@ def _stem_regex(pattern: str) -> re.Pattern[str]:
 def _could_match_below(pattern: str, rel: str) -> bool:
     """False when the pattern's literal leading folders leave `rel` (so nothing below it matches)."""
     head: list[str] = []
-    for segment in pattern.split("/"):
+    for segment in filter(None, pattern.split("/")):
         if _PATTERN_MAGIC & set(segment):
             break
         head.append(segment.casefold())

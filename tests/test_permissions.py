@@ -627,3 +627,66 @@ def test_no_spelling_moves_a_read_denied_file_anywhere(
     args = {"from": path, "to": "loot"} if as_source else {"from": "src/a.py", "to": path}
     assert behavior(ws, "Move", args, deny=deny, mode=mode, allow=["Edit", "Read", "Delete"]) == "deny"
     assert behavior(ws, "Delete", {"path": path}, deny=deny, mode=mode) == "deny"
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "**/*.pem",
+        "a/**",
+        "a/b/",
+        "a/b/c.txt",
+        "**/b",
+        "{a,z}/**/c.txt",
+        "**/*.txt",
+        "a/*",
+        "z",
+        "A/B/**",
+        "q/**",
+    ],
+)
+def test_folder_listing_matches_like_the_full_rule(tmp_path: Path, pattern: str) -> None:
+    """The fast path (literal-folder skip + one regex per pattern) agrees with the full matcher."""
+    import goat_jupyter.permissions_rules as rules
+
+    root = tmp_path / "root"
+    for name in ("a/b/c.txt", "a/d.pem", "z/q.txt", "a/b/e/f.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+    walk = rules.FolderWalk.of(root)
+    names = walk.names or ()
+    full = rules._compiled(pattern, True)  # pyright: ignore[reportPrivateUsage]
+    for rel in ("", "a", "a/b", "z", "nope"):
+        brute = any(full.match(f"{rel}/{n}" if rel else n) for n in names)
+        fast = rules._hit_below(
+            walk, tmp_path / "base" / rel if rel else tmp_path / "base", tmp_path / "base", pattern
+        )  # pyright: ignore[reportPrivateUsage]
+        assert fast == brute, (pattern, rel)
+
+
+@settings(max_examples=200, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    segments=st.lists(
+        st.sampled_from(["a", "B", "z", "*", "**", "*.txt", "*.pem", "{a,z}", "c.txt", "e", "?"]),
+        min_size=1,
+        max_size=4,
+    ),
+    trailing=st.booleans(),
+    rel=st.sampled_from(["", "a", "a/b", "A/B/E", "z", "nope"]),
+)
+def test_folder_listing_fast_path_agrees_with_the_full_matcher(
+    tmp_path: Path, segments: list[str], trailing: bool, rel: str
+) -> None:
+    import goat_jupyter.permissions_rules as rules
+
+    root = tmp_path / "root"
+    if not root.exists():
+        for name in ("a/b/c.txt", "a/d.pem", "z/q.txt", "a/b/e/f.md"):
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("")
+    pattern = "/".join(segments) + ("/" if trailing else "")
+    walk = rules.FolderWalk.of(root)
+    full = rules._compiled(pattern, True)  # pyright: ignore[reportPrivateUsage]
+    base = tmp_path / "base"
+    brute = any(full.match(f"{rel}/{n}" if rel else n) for n in walk.names or ())
+    assert rules._hit_below(walk, base / rel if rel else base, base, pattern) == brute, pattern  # pyright: ignore[reportPrivateUsage]

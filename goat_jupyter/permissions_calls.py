@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from goat_jupyter.permissions_rules import Anchors, CallFacts, Target, relative_inside
+from goat_jupyter.permissions_shell import protected_config_guard
 from goat_jupyter.settings import user_settings_path, workspace_settings_path
 
 CallKind = Literal["free", "read", "edit", "delete", "exec", "network", "spawn"]
@@ -170,7 +171,8 @@ def _other_call(tool_name: str, args: Mapping[str, Any], side_effect: str) -> Ca
         return _config_call(plain, args)
     if tool_name == "Bash":
         command = str(args.get("command", ""))
-        return Call(replace(plain, command=command), "exec", "Bash runs a shell command.")
+        guard = protected_config_guard(command)
+        return Call(replace(plain, command=command), "exec", "Bash runs a shell command.", guard=guard)
     if tool_name in EXEC_TOOLS:
         return Call(plain, "exec", f"{tool_name} {EXEC_TOOLS[tool_name]}.")
     if tool_name == "WebFetch":

@@ -14,12 +14,13 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from goat_jupyter.shell_syntax import Word, literal, loose_words, parse, text_of, word_of
+from goat_jupyter.shell_syntax import Word, literal, loose_words, parse, quoted_heredoc, text_of, word_of
 from goat_jupyter.shell_wrappers import PASS_EXIT, SHELLS, program, unwrap
 
 _SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
@@ -99,6 +100,7 @@ _KNOWN = frozenset(
 # Names of configuration that only the user may change (sec-paths' permissions_protected replaces
 # this at merge: keep the predicate in `_names_protected_path`).
 _PROTECTED_NAMES = (".goat", ".claude", ".mcp.json")
+_UNESCAPED_SUBSTITUTION = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _PATH_SEPARATORS = re.compile(r"[/=:,]")
 
 
@@ -146,6 +148,17 @@ def analyse(command: str) -> ShellAnalysis:
 def split_command(command: str) -> tuple[Subcommand, ...]:
     """Every simple command in `command`, including those inside substitutions and wrappers."""
     return analyse(command).commands
+
+
+def protected_config_guard(command: str) -> str | None:
+    """Why a command naming protected configuration always asks (in every mode); None otherwise."""
+    named = analyse(command).protected
+    if named is None:
+        return None
+    return (
+        f"This command names protected configuration ({named!r}): settings, permissions and hooks "
+        "may only change with the user's approval, in every permission mode."
+    )
 
 
 def _names_protected_path(word: str) -> bool:
@@ -202,6 +215,8 @@ class _Walk:
             self.problems.append(f"the command is incomplete (missing {node.type!r})")
         elif node.is_named and node.type not in _KNOWN:
             self.problems.append(f"the construct {node.type!r} is not known to this check")
+        elif _unparsed_substitution(node):
+            self.problems.append(f"a command substitution in {_text(node)[:40]!r} was not parsed")
 
     def _command(self, node: Node, writes: bool, depth: int) -> None:
         words = command_words(node)
@@ -235,7 +250,7 @@ class _Walk:
             self.problems.append(inner.problem)
         for argv in (inner.argv, *inner.commands):
             if argv:
-                self.run(argv, " ".join(w.text for w in argv), writes=writes, depth=depth + 1)
+                self.run(argv, shlex.join(w.text for w in argv), writes=writes, depth=depth + 1)
         for script in inner.scripts:
             self.script(script, writes=writes, depth=depth + 1)
 
@@ -276,6 +291,16 @@ def _is_redirected_body(node: Node) -> bool:
     )
 
 
+def _unparsed_substitution(node: Node) -> bool:
+    """Text the grammar left raw that bash would still expand (backticks in here-documents, nested ones)."""
+    if node.type == "heredoc_body":
+        if node.named_child_count or quoted_heredoc(node):
+            return False
+    elif node.type not in ("word", "string_content", "heredoc_content"):
+        return False
+    return _UNESCAPED_SUBSTITUTION.search(text_of(node)) is not None
+
+
 def _writes_file(redirect: Node) -> bool:
     """An output redirection into a real file (`> f`, `>> f`, `&> f`, `>& f`; not `2>&1` or /dev/null)."""
     if redirect.type != "file_redirect":
@@ -310,10 +335,22 @@ def last_command_name(command: str, depth: int = 0) -> str | None:
         if node.type in ("list", "pipeline", "subshell", "compound_statement"):
             node = _last_statement(node)
         elif node.type == "redirected_statement":
-            node = node.child_by_field_name("body")
+            node = _heredoc_tail(node) or node.child_by_field_name("body")
         else:
             return None
     return None if node is None else _exit_name(command_words(node), depth)
+
+
+def _heredoc_tail(node: Node) -> Node | None:
+    """`cat <<EOF | grep x`: the grammar puts what follows the here-doc operator inside the redirect."""
+    tails = [
+        child
+        for redirect in node.children
+        if redirect.type == "heredoc_redirect"
+        for child in redirect.named_children
+        if child.type in ("pipeline", "list", "command", "redirected_statement")
+    ]
+    return tails[-1] if tails else None
 
 
 def _last_statement(node: Node) -> Node | None:

@@ -37,6 +37,7 @@ _UNQUOTED_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _DOUBLE_QUOTED_EXPANSION = re.compile(r"(?<!\\)(?:\\\\)*(?:\$[A-Za-z0-9_{(@*#?$!-]|`)")
 _PATTERN_CHARS = frozenset("*?[{")
 _LOOSE_SPLIT = re.compile(r"[\s;&|()<>`{}]+|\$\(")
+_CONTINUATION = re.compile(rb"(\\+)\n")
 _QUOTING = re.compile(r"[\"'\\]")
 
 
@@ -50,12 +51,60 @@ class Word:
 
 
 def parse(source: str) -> Node:
-    """The root node of `source` parsed as bash (never raises; errors are ERROR / missing nodes)."""
+    """The root node of `source` parsed as bash (never raises; errors are ERROR / missing nodes).
+
+    Line continuations are joined first, as bash does: tree-sitter-bash takes `r\\<newline>m` for
+    two words, bash for the one word `rm`.
+    """
+    data = encode(source)
+    root = _parser().parse(data).root_node
+    if b"\\\n" not in data:
+        return root
+    return _parser().parse(_join_continuations(data, root)).root_node
+
+
+def _parser() -> Parser:
     parser: Parser | None = getattr(_LOCAL, "parser", None)
     if parser is None:
         parser = Parser(_LANGUAGE)
         _LOCAL.parser = parser
-    return parser.parse(encode(source)).root_node
+    return parser
+
+
+def _join_continuations(data: bytes, root: Node) -> bytes:
+    """`data` without the unquoted backslash-newline pairs (kept in '...', comments, quoted here-docs)."""
+    kept = _verbatim_spans(root)
+    cut: list[int] = []
+    for match in _CONTINUATION.finditer(data):
+        position = match.end() - 2
+        if len(match.group(1)) % 2 == 1 and not any(a <= position < b for a, b in kept):
+            cut.append(position)
+    pieces: list[bytes] = []
+    last = 0
+    for position in cut:
+        pieces.append(data[last:position])
+        last = position + 2
+    pieces.append(data[last:])
+    return b"".join(pieces)
+
+
+def _verbatim_spans(root: Node) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("raw_string", "ansi_c_string", "comment") or quoted_heredoc(node):
+            spans.append((node.start_byte, node.end_byte))
+        else:
+            stack.extend(node.children)
+    return spans
+
+
+def quoted_heredoc(node: Node) -> bool:
+    if node.type != "heredoc_body" or node.parent is None:
+        return False
+    start = next((c for c in node.parent.children if c.type == "heredoc_start"), None)
+    return start is None or bool(set(text_of(start)) & set("'\"\\"))
 
 
 def encode(text: str) -> bytes:

@@ -20,7 +20,16 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from goat_jupyter.shell_syntax import Word, literal, loose_words, parse, quoted_heredoc, text_of, word_of
+from goat_jupyter.shell_syntax import (
+    Word,
+    ansi_c_closes_at_end,
+    literal,
+    loose_words,
+    parse,
+    quoted_heredoc,
+    text_of,
+    word_of,
+)
 from goat_jupyter.shell_wrappers import PASS_EXIT, SHELLS, program, unwrap
 
 _SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
@@ -141,7 +150,9 @@ def analyse(command: str) -> ShellAnalysis:
     except RecursionError:
         walk.problems.append("the command is nested too deeply to check")
     loose = (*loose_words(command), *(w for part in walk.commands for w in part.words))
-    protected = next((w for w in loose if _names_protected_path(w)), None)
+    protected = next((w for w in loose if _names_protected_path(w)), None) or next(
+        (w for w in walk.patterns if _may_match_protected(w)), None
+    )
     return ShellAnalysis(tuple(walk.commands), tuple(dict.fromkeys(walk.problems)), loose, protected)
 
 
@@ -162,14 +173,17 @@ def protected_config_guard(command: str) -> str | None:
 
 
 def _names_protected_path(word: str) -> bool:
-    """Whether `word` names (or, as a dot-glob, may name) protected configuration."""
-    for part in _PATH_SEPARATORS.split(word):
-        if part in _PROTECTED_NAMES:
-            return True
-        dot_glob = part.startswith(".") and bool(set("*?[") & set(part))
-        if dot_glob and any(fnmatch.fnmatchcase(name, part) for name in _PROTECTED_NAMES):
-            return True
-    return False
+    """Whether `word` names protected configuration (the one predicate sec-paths' module replaces)."""
+    return any(part in _PROTECTED_NAMES for part in _PATH_SEPARATORS.split(word))
+
+
+def _may_match_protected(pattern: str) -> bool:
+    """Whether an unquoted glob such as `.g*` or `.[gc]*` may expand to protected configuration."""
+    parts = _PATH_SEPARATORS.split(pattern)
+    return any(
+        part.startswith(".") and any(fnmatch.fnmatchcase(name, part) for name in _PROTECTED_NAMES)
+        for part in parts
+    )
 
 
 class _Walk:
@@ -178,6 +192,7 @@ class _Walk:
     def __init__(self) -> None:
         self.commands: list[Subcommand] = []
         self.problems: list[str] = []
+        self.patterns: list[str] = []  # unquoted globs among the words
 
     def script(self, source: str, *, writes: bool, depth: int) -> None:
         if depth > _MAX_DEPTH:
@@ -215,6 +230,8 @@ class _Walk:
             self.problems.append(f"the command is incomplete (missing {node.type!r})")
         elif node.is_named and node.type not in _KNOWN:
             self.problems.append(f"the construct {node.type!r} is not known to this check")
+        elif node.type == "ansi_c_string" and not ansi_c_closes_at_end(text_of(node)):
+            self.problems.append(f"the quoting of {_text(node)[:40]!r} is read differently by bash")
         elif _unparsed_substitution(node):
             self.problems.append(f"a command substitution in {_text(node)[:40]!r} was not parsed")
 
@@ -237,6 +254,7 @@ class _Walk:
         elif head.text in _RESERVED:
             self.problems.append(f"{head.text!r} is used in a way this check does not follow")
         self._add(Subcommand(text, writes, tuple(w.text for w in words), prefix))
+        self.patterns.extend(w.text for w in words if w.pattern)
         self._look_through(words, writes, depth)
 
     def _look_through(self, words: Sequence[Word], writes: bool, depth: int) -> None:

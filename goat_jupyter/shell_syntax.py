@@ -38,6 +38,7 @@ _DOUBLE_QUOTED_EXPANSION = re.compile(r"(?<!\\)(?:\\\\)*(?:\$[A-Za-z0-9_{(@*#?$!
 _PATTERN_CHARS = frozenset("*?[{")
 _LOOSE_SPLIT = re.compile(r"[\s;&|()<>`{}]+|\$\(")
 _CONTINUATION = re.compile(rb"(\\+)\n")
+_ANSI_C_STRING = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 _QUOTING = re.compile(r"[\"'\\]")
 
 
@@ -182,8 +183,27 @@ def _ansi_escape(match: re.Match[str]) -> str:
     return _ANSI_SIMPLE.get(code, "\\" + code)
 
 
+def ansi_c_closes_at_end(raw: str) -> bool:
+    """Whether `$'...'` ends at its last character, as bash reads it.
+
+    tree-sitter-bash takes `$'\\\\'` followed by more text up to the next quote for one string,
+    where bash ends the string after the escaped backslash (and runs what follows).
+    """
+    index = 2
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\":
+            index += 2
+        elif char == "'":
+            return index == len(raw) - 1
+        else:
+            index += 1
+    return False
+
+
 def loose_words(source: str) -> tuple[str, ...]:
     """A crude split of any text into words, quotes dropped: for failing closed on what cannot be parsed."""
-    text = source.replace("$'", "'").replace('$"', '"').replace("\\\n", "")
+    text = _ANSI_C_STRING.sub(lambda m: "'" + ansi_c(m.group(1)) + "'", source)
+    text = text.replace('$"', '"').replace("\\\n", "")
     pieces = (_QUOTING.sub("", piece) for piece in _LOOSE_SPLIT.split(text))
     return tuple(piece for piece in pieces if piece)

@@ -221,6 +221,8 @@ class _Walk:
             self._add(Subcommand(_text(node), writes, tuple(_text(node).split())))
         elif kind in ("variable_assignment", "variable_assignments") and _is_statement(node):
             self._add(Subcommand(_text(node), writes, (_text(node),)))
+        if kind == "variable_assignment" and _stores_code(node):
+            self.problems.append(f"{_text(node)[:40]!r} stores shell code that bash may run later")
         return writes
 
     def _check_syntax(self, node: Node) -> None:
@@ -266,9 +268,11 @@ class _Walk:
             return
         if inner.problem:
             self.problems.append(inner.problem)
-        for argv in (inner.argv, *inner.commands):
-            if argv:
-                self.run(argv, shlex.join(w.text for w in argv), writes=writes, depth=depth + 1)
+        if inner.argv:
+            text = shlex.join([*inner.prefix, *(w.text for w in inner.argv)])
+            self.run(inner.argv, text, writes=writes, prefix=inner.prefix, depth=depth + 1)
+        for argv in inner.commands:
+            self.run(argv, shlex.join(w.text for w in argv), writes=writes, depth=depth + 1)
         for script in inner.scripts:
             self.script(script, writes=writes, depth=depth + 1)
 
@@ -307,6 +311,13 @@ def _is_redirected_body(node: Node) -> bool:
         and parent.type == "redirected_statement"
         and parent.child_by_field_name("body") == node
     )
+
+
+def _stores_code(assignment: Node) -> bool:
+    """`x='a[$(rm y)]'`: arithmetic on `$x` (`$((x))`, `[[ $x -eq 1 ]]`) or `${x@P}` would run it."""
+    value = assignment.child_by_field_name("value")
+    text = literal(value) if value is not None else None
+    return text is not None and ("$(" in text or "`" in text)
 
 
 def _unparsed_substitution(node: Node) -> bool:

@@ -36,7 +36,7 @@ _UNQUOTED_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 # made a node of it; if it did not, the value is not literal).
 _DOUBLE_QUOTED_EXPANSION = re.compile(r"(?<!\\)(?:\\\\)*(?:\$[A-Za-z0-9_{(@*#?$!-]|`)")
 _PATTERN_CHARS = frozenset("*?[{")
-_LOOSE_SPLIT = re.compile(r"[\s;&|()<>`{}]+|\$\(")
+_LOOSE_SPLIT = re.compile(r"[\s;&|()<>`{}=,:\[\]$]+")
 _CONTINUATION = re.compile(rb"(\\+)\n")
 _ANSI_C_STRING = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 _QUOTING = re.compile(r"[\"'\\]")

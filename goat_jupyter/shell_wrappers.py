@@ -18,6 +18,9 @@ from goat_jupyter.shell_syntax import Word
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _NUMERIC_OPTION = re.compile(r"^-[+-]?\d+$")
+_PARALLEL_REPLACEMENT = re.compile(r"\{[^\s{}]*\}")
+STDIN_WORD = Word("<words from standard input>", literal=False)
+_FILE_WORD = Word("<file name found>", literal=False)
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash"})
 FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 PARALLEL_SOURCES = frozenset({":::", "::::", ":::+", "::::+"})
@@ -31,6 +34,7 @@ class Inner:
     scripts: tuple[str, ...] = ()
     problem: str | None = None
     commands: tuple[tuple[Word, ...], ...] = field(default=())  # several commands (find -exec ... -exec)
+    prefix: tuple[str, ...] = ()  # `VAR=value` words the wrapper puts in the command's environment
 
 
 @dataclass(frozen=True)
@@ -119,16 +123,37 @@ def _sudo(args: Sequence[Word], name: str) -> Inner | None:
 
 def _strip_assignments(inner: Inner) -> Inner:
     rest = list(inner.argv)
+    prefix: list[str] = []
     while rest and rest[0].literal and _ASSIGNMENT.match(rest[0].text):
-        rest.pop(0)
-    return Inner(argv=tuple(rest), problem=inner.problem)
+        prefix.append(rest.pop(0).text)
+    return Inner(argv=tuple(rest), problem=inner.problem, prefix=tuple(prefix))
 
 
 def _xargs(args: Sequence[Word], name: str) -> Inner:
+    """The command gets words read from standard input: appended, or in place of the `-I` string."""
     inner = _argv(args, _XARGS, name)
-    if inner.problem is None and not inner.argv:
-        return Inner(argv=(Word("echo"),))
-    return inner
+    if inner.problem is not None:
+        return inner
+    argv = inner.argv or (Word("echo"),)
+    replace = _replace_string(args)
+    if replace is None:
+        return Inner(argv=(*argv, STDIN_WORD))
+    return Inner(argv=tuple(STDIN_WORD if replace in w.text else w for w in argv))
+
+
+def _replace_string(args: Sequence[Word]) -> str | None:
+    """xargs' `-I R` / `-iR` / `--replace[=R]` string, or None without one."""
+    for index, word in enumerate(args):
+        text = word.text
+        if text == "-I" and index + 1 < len(args):
+            return args[index + 1].text
+        if text.startswith("-I") or text.startswith("--replace="):
+            return text[2:] if text.startswith("-I") else text.split("=", 1)[1]
+        if text in ("-i", "--replace"):
+            return "{}"
+        if text.startswith("-i"):
+            return text[2:]
+    return None
 
 
 def _coproc(args: Sequence[Word], name: str) -> Inner:
@@ -162,7 +187,26 @@ def _shell(args: Sequence[Word], name: str) -> Inner:
         return _script(operands[:1], name, f"{name} -c without a command")
     if stdin_mode or not operands:
         return Inner(problem=f"{name} reads the commands to run from its standard input")
-    return Inner()  # a script file: opaque, like any program
+    return _script_file(operands[0], name)
+
+
+def _script_file(word: Word, name: str) -> Inner:
+    """A script file is opaque, like any program, unless its content is made by this very line."""
+    if not word.literal or word.text.startswith(("/dev/", "/proc/")):
+        return Inner(problem=f"{name} runs a script made at run time ({word.text})")
+    return Inner()
+
+
+def _source(args: Sequence[Word], name: str) -> Inner:
+    return _script_file(args[0], name) if args else Inner()
+
+
+def _alias(args: Sequence[Word], name: str) -> Inner:
+    """`alias ls='rm -rf x'`: what the alias runs counts too (`shopt -s expand_aliases` uses it)."""
+    values = [Word(w.text.split("=", 1)[1], w.literal) for w in args if "=" in w.text]
+    if not all(v.literal for v in values):
+        return Inner(problem="alias with a value made at run time")
+    return Inner(scripts=tuple(v.text for v in values))
 
 
 def _script(words: Sequence[Word], name: str, missing: str) -> Inner:
@@ -202,7 +246,7 @@ def _find(args: Sequence[Word], name: str) -> Inner:
             end = next((j for j in range(index + 1, len(args)) if args[j].text in (";", "+")), None)
             if end is None:
                 return Inner(problem=f"{name} {args[index].text} without a closing ';' or '+'")
-            commands.append(tuple(args[index + 1 : end]))
+            commands.append(tuple(_FILE_WORD if "{}" in w.text else w for w in args[index + 1 : end]))
             index = end
         elif not args[index].literal and args[index].text.lstrip("\"'").startswith("$"):
             return Inner(problem=f"{name} has an expression built at run time")
@@ -223,7 +267,12 @@ def _parallel(args: Sequence[Word], name: str) -> Inner:
     if not args or args[0].text.startswith("-"):
         return Inner(problem="parallel's options or commands cannot be checked")
     end = next((i for i, w in enumerate(args) if w.text in PARALLEL_SOURCES), len(args))
-    return _script(args[:end], name, "parallel without a command")
+    inner = _script(args[:end], name, "parallel without a command")
+    if any(_PARALLEL_REPLACEMENT.search(script) for script in inner.scripts):
+        return Inner(scripts=inner.scripts, problem="parallel puts its arguments into the command")
+    return Inner(
+        scripts=tuple(f'{script} "$PARALLEL_ARGUMENT"' for script in inner.scripts), problem=inner.problem
+    )
 
 
 def _busybox(args: Sequence[Word], name: str) -> Inner:
@@ -346,6 +395,9 @@ _WRAPPERS: dict[str, Callable[[Sequence[Word], str], Inner | None]] = {
     "watch": _watch,
     "parallel": _parallel,
     "busybox": _busybox,
+    "source": _source,
+    ".": _source,
+    "alias": _alias,
     **dict.fromkeys(SHELLS, _shell),
 }
 # Wrappers whose exit code is the inner command's (for the Bash tool's benign-exit rule).

@@ -162,7 +162,20 @@ HIDDEN_RM = [
     "setsid rm victim",
     "doas rm victim",
     "su -c 'rm victim'",
+    "shopt -s expand_aliases\nalias ls='rm victim'\nls",
+    "echo victim | xargs rm",
     # cannot be analysed: deny rules still see the word
+    "source <(echo rm victim)",
+    "bash <(echo rm victim)",
+    ". /dev/stdin <<< 'rm victim'",
+    "echo 'rm victim' | xargs -I{} sh -c {}",
+    "echo rm victim | xargs env",
+    "echo rm victim | xargs sh -c",
+    "parallel env ::: 'rm victim'",
+    "parallel {} ::: 'rm victim'",
+    "x='a[$(rm victim)]'; echo $((x))",
+    "export x='$(rm victim)'; echo ${x@P}",
+    "IFS=,; x=rm,victim; $x",
     "echo 'unclosed ; rm victim",
     "$CMD; rm victim",
     "echo hi | bash; rm victim",
@@ -248,6 +261,10 @@ def test_benign_commands_covered_by_allow_rules_are_allowed(ws: Path, command: s
         "find . -exec ls",
         "coproc NAME { ls; }",
         "ls \\x00" + "\x00",
+        "find . -exec sh -c {} \\;",
+        "ls | xargs -I% sh -c %",
+        "source <(ls)",
+        "x='$(ls)'; echo $((x))",
     ],
 )
 def test_lines_that_cannot_be_analysed_are_never_allowed_by_a_rule(ws: Path, command: str) -> None:
@@ -297,6 +314,10 @@ def test_allow_rules_never_cover_redirection_into_a_file(ws: Path) -> None:
 def test_assignments_on_their_own_need_a_rule(ws: Path) -> None:
     assert behavior(ws, "PATH=/tmp/evil; ls", allow=["Bash(ls:*)"]) == "ask"
     assert behavior(ws, "LD_PRELOAD=/tmp/x.so ls", allow=["Bash(ls:*)"]) == "ask"
+    wrapped = "env LD_PRELOAD=/tmp/x.so ls"
+    assert behavior(ws, wrapped, allow=["Bash(ls:*)", "Bash(env:*)"]) == "ask"
+    assert behavior(ws, "sudo PATH=/tmp ls", allow=["Bash(ls:*)", "Bash(sudo:*)"]) == "ask"
+    assert behavior(ws, "env ls", allow=["Bash(ls:*)", "Bash(env:*)"]) == "allow"
 
 
 def test_split_command_lists_what_runs_behind_wrappers() -> None:

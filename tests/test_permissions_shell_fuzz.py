@@ -21,7 +21,7 @@ from goat_jupyter.permissions import PermissionContext, evaluate
 from goat_jupyter.permissions_shell import analyse
 
 WORKSPACE = Path("/nonexistent-goat-workspace")
-BOUNDED = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BOUNDED = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # No letters of protected names (.goat, .claude, .mcp.json) beyond what cannot spell them.
 ARG_TEXT = st.text("abxyz 01;|&$`'\"\\*(){}<>#~-./\n!", max_size=8)
@@ -51,12 +51,14 @@ def double_quoted(script: str) -> str:
     return quote(script, "double")
 
 
-ARGS = st.lists(st.builds(quote, ARG_TEXT, QUOTING), max_size=3)
+# Quoted code (`'$(x)'`, backticks) in an argument is fine, but a line that stores it in a variable
+# asks; arguments here never hold it, so every benign line is certain.
+ARGS = st.lists(st.builds(quote, ARG_TEXT.filter(lambda t: "$(" not in t), QUOTING), max_size=3)
 
 LEAF_WRAPPERS: list[Callable[[str], str]] = [
     lambda s: s,
     lambda s: s,
-    lambda s: f"env A=1 {s}",
+    lambda s: f"env -u A {s}",
     lambda s: f"env -i {s}",
     lambda s: f"command {s}",
     lambda s: f"nice -n 5 {s}",
@@ -86,16 +88,17 @@ COMPOUND_WRAPPERS: list[Callable[[str], str]] = [
     lambda c: f"{{ {c}\n}}",
     lambda c: f"( {c} )",  # `((` would start arithmetic
     lambda c: f"f() {{ {c}\n}}\nf",
-    lambda c: f"echo $({c})",
-    lambda c: f'echo "$({c})"',
-    lambda c: f"cat <({c})",
+    lambda c: f"echo $( {c} )",  # `$((` would start arithmetic
+    lambda c: f'echo "$( {c} )"',
+    lambda c: f"cat <( {c} )",
     lambda c: f"bash -c {shlex.quote(c)}",
     lambda c: f"sh -c {double_quoted(c)}",
     lambda c: f"eval {shlex.quote(c)}",
     lambda c: f"watch {shlex.quote(c)}",
     lambda c: f"trap {shlex.quote(c)} EXIT",
-    lambda c: f"parallel {shlex.quote(c)} ::: a",
 ]
+# parallel appends its arguments to the line (`fi a` is then a syntax error): only where rm hides.
+RM_WRAPPERS = [*COMPOUND_WRAPPERS, lambda c: f"parallel {shlex.quote(c)} ::: a"]
 
 BENIGN_ALLOW = [
     f"Bash({name}:*)"
@@ -120,7 +123,6 @@ BENIGN_ALLOW = [
         "eval",
         "watch",
         "trap",
-        "parallel",
     )
 ] + ["Bash(true)", "Bash(false)", "Bash(f)"]
 
@@ -136,20 +138,20 @@ def line(draw: st.DrawFn, with_rm: bool) -> str:
     leaves = draw(st.lists(simple(BENIGN_NAMES), min_size=0 if with_rm else 1, max_size=3))
     if with_rm:
         leaves.insert(draw(st.integers(0, len(leaves))), draw(simple(RM_SPELLINGS)))
-    command = _shape(draw, leaves)
+    command = _shape(draw, leaves, RM_WRAPPERS if with_rm else COMPOUND_WRAPPERS)
     if draw(st.booleans()):
-        command = f"cat <<EOF\n$({command})\nEOF"
+        command = f"cat <<EOF\n$( {command} )\nEOF"
     return command
 
 
-def _shape(draw: st.DrawFn, leaves: list[str]) -> str:
+def _shape(draw: st.DrawFn, leaves: list[str], wrappers: list[Callable[[str], str]]) -> str:
     if len(leaves) == 1:
         command = leaves[0]
     else:
         split = draw(st.integers(1, len(leaves) - 1))
         separator = draw(st.sampled_from(SEPARATORS))
-        command = _shape(draw, leaves[:split]) + separator + _shape(draw, leaves[split:])
-    return draw(st.sampled_from(COMPOUND_WRAPPERS))(command)
+        command = _shape(draw, leaves[:split], wrappers) + separator + _shape(draw, leaves[split:], wrappers)
+    return draw(st.sampled_from(wrappers))(command)
 
 
 def decide(command: str, **rules: list[str]) -> str:

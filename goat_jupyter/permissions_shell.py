@@ -109,6 +109,12 @@ _KNOWN = frozenset(
 # Names of configuration that only the user may change (sec-paths' permissions_protected replaces
 # this at merge: keep the predicate in `_names_protected_path`).
 _PROTECTED_NAMES = (".goat", ".claude", ".mcp.json")
+# Builtins that may evaluate array subscripts in their arguments (`test -v 'a[$(rm y)]'`).
+_EVALUATING = frozenset(
+    {"test", "[", "printf", "read", "declare", "typeset", "local", "export", "readonly", "unset", "let"}
+    | {"mapfile", "readarray", "getopts", "wait", "printf", "shopt"}
+)
+_QUOTED = frozenset({"raw_string", "ansi_c_string", "string", "word", "concatenation"})
 _UNESCAPED_SUBSTITUTION = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _PATH_SEPARATORS = re.compile(r"[/=:,]")
 
@@ -221,8 +227,8 @@ class _Walk:
             self._add(Subcommand(_text(node), writes, tuple(_text(node).split())))
         elif kind in ("variable_assignment", "variable_assignments") and _is_statement(node):
             self._add(Subcommand(_text(node), writes, (_text(node),)))
-        if kind == "variable_assignment" and _stores_code(node):
-            self.problems.append(f"{_text(node)[:40]!r} stores shell code that bash may run later")
+        if (kind == "variable_assignment" and _stores_code(node)) or _evaluates_quoted_code(node):
+            self.problems.append(f"{_text(node)[:40]!r} holds shell code that bash may run later")
         return writes
 
     def _check_syntax(self, node: Node) -> None:
@@ -255,6 +261,8 @@ class _Walk:
             self.problems.append(f"the command name {head.text!r} is only known when it runs")
         elif head.text in _RESERVED:
             self.problems.append(f"{head.text!r} is used in a way this check does not follow")
+        if program(head) in _EVALUATING and any(w.literal and _has_code(w.text) for w in words[1:]):
+            self.problems.append(f"{program(head)} may evaluate the shell code in its arguments")
         self._add(Subcommand(text, writes, tuple(w.text for w in words), prefix))
         self.patterns.extend(w.text for w in words if w.pattern)
         self._look_through(words, writes, depth)
@@ -313,11 +321,34 @@ def _is_redirected_body(node: Node) -> bool:
     )
 
 
+def _has_code(text: str) -> bool:
+    return "$(" in text or "`" in text
+
+
 def _stores_code(assignment: Node) -> bool:
     """`x='a[$(rm y)]'`: arithmetic on `$x` (`$((x))`, `[[ $x -eq 1 ]]`) or `${x@P}` would run it."""
     value = assignment.child_by_field_name("value")
     text = literal(value) if value is not None else None
-    return text is not None and ("$(" in text or "`" in text)
+    return text is not None and _has_code(text)
+
+
+def _evaluates_quoted_code(node: Node) -> bool:
+    """Quoted code in a context that evaluates array subscripts: `[[ -v 'a[$(rm y)]' ]]`, `$(( ... ))`."""
+    arithmetic = (
+        node.type in ("test_command", "arithmetic_expansion", "c_style_for_statement")
+        or (node.type == "compound_statement" and text_of(node).startswith("(("))
+        or node.type in ("declaration_command", "unset_command")
+    )
+    if not arithmetic:
+        return False
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        value = literal(child) if child.type in _QUOTED else None
+        if value is not None and _has_code(value):
+            return True
+        stack.extend(child.children)
+    return False
 
 
 def _unparsed_substitution(node: Node) -> bool:

@@ -176,6 +176,14 @@ HIDDEN_RM = [
     "x='a[$(rm victim)]'; echo $((x))",
     "export x='$(rm victim)'; echo ${x@P}",
     "IFS=,; x=rm,victim; $x",
+    "test -v 'a[$(rm victim)]'",
+    "[ -v 'a[$(rm victim)]' ]",
+    "[[ -v 'a[$(rm victim)]' ]]",
+    "echo $(( 'a[$(rm victim)]' ))",
+    "printf -v 'a[$(rm victim)]' x",
+    "read 'a[`rm victim`]' < /dev/null",
+    "declare 'a[$(rm victim)]'",
+    "unset 'a[$(rm victim)]'",
     "echo 'unclosed ; rm victim",
     "$CMD; rm victim",
     "echo hi | bash; rm victim",
@@ -235,6 +243,8 @@ def test_rm_only_as_text_is_not_denied(ws: Path, command: str) -> None:
         ("ls 2>/dev/null", ["Bash(ls:*)"]),
         ("python -c 'print(1)'", ["Bash(python:*)"]),
         ("diff <(ls a) <(ls b)", ["Bash(diff:*)", "Bash(ls:*)"]),
+        ("git commit -m 'Fix `parse` and $(docs)'", ["Bash(git commit:*)"]),
+        ("test -f 'a b'", ["Bash(test:*)"]),
     ],
 )
 def test_benign_commands_covered_by_allow_rules_are_allowed(ws: Path, command: str, rules: list[str]) -> None:
@@ -265,6 +275,7 @@ def test_benign_commands_covered_by_allow_rules_are_allowed(ws: Path, command: s
         "ls | xargs -I% sh -c %",
         "source <(ls)",
         "x='$(ls)'; echo $((x))",
+        "test -v 'a[$(ls)]'",
     ],
 )
 def test_lines_that_cannot_be_analysed_are_never_allowed_by_a_rule(ws: Path, command: str) -> None:

@@ -275,6 +275,27 @@ def _parallel(args: Sequence[Word], name: str) -> Inner:
     )
 
 
+def _after_operand(spec: Options, pid_mode: str) -> Callable[[Sequence[Word], str], Inner | None]:
+    """`taskset MASK cmd`, `chrt PRIO cmd`: options, one operand, then the command (none with `-p`)."""
+
+    def handler(args: Sequence[Word], name: str) -> Inner | None:
+        if any(w.text.startswith("-") and pid_mode in w.text.lstrip("-") for w in args[:3]):
+            return None  # works on a running process, starts nothing
+        inner = _argv(args, spec, name)
+        return Inner(argv=inner.argv[1:], problem=inner.problem)
+
+    return handler
+
+
+def _flock(args: Sequence[Word], name: str) -> Inner:
+    """`flock FILE cmd`, `flock FILE -c 'script'`; `flock FD` alone starts nothing."""
+    for index, word in enumerate(args):
+        if word.text in ("-c", "--command"):
+            return _script(args[index + 1 : index + 2], name, "flock -c without a command")
+    inner = _argv(args, _FLOCK, name)
+    return Inner(argv=inner.argv[1:], problem=inner.problem)
+
+
 def _busybox(args: Sequence[Word], name: str) -> Inner:
     return Inner(argv=tuple(args))
 
@@ -370,6 +391,13 @@ _WATCH = Options(
     long_valued=frozenset({"--interval", "--equexit"}),
 )
 
+_FLOCK = Options(
+    flags="sxunoFe",
+    valued="wE",
+    long_flags=frozenset({"--shared", "--exclusive", "--unlock", "--nonblock", "--close", "--no-fork"}),
+    long_valued=frozenset({"--timeout", "--conflict-exit-code"}),
+)
+
 _WRAPPERS: dict[str, Callable[[Sequence[Word], str], Inner | None]] = {
     "env": _env,
     "command": _command,
@@ -395,6 +423,9 @@ _WRAPPERS: dict[str, Callable[[Sequence[Word], str], Inner | None]] = {
     "watch": _watch,
     "parallel": _parallel,
     "busybox": _busybox,
+    "flock": _flock,
+    "taskset": _after_operand(Options(flags="ac", long_flags=frozenset({"--all-tasks", "--cpu-list"})), "p"),
+    "chrt": _after_operand(Options(flags="abdfiormRv", valued="TPD"), "p"),
     "source": _source,
     ".": _source,
     "alias": _alias,

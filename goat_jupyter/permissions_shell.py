@@ -209,6 +209,8 @@ class _Walk:
         stack: list[tuple[Node, bool]] = [(parse(source), writes)]
         while stack:
             node, inherited = stack.pop()
+            if not node.is_named and not node.is_missing:
+                continue  # punctuation and keywords: `;`, `"`, `then`...
             below = self._visit(node, inherited, depth)
             stack.extend((child, below) for child in reversed(node.children))
 

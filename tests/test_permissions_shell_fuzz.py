@@ -239,7 +239,11 @@ def test_whenever_bash_runs_a_command_a_deny_rule_for_it_applies(marker: Path, c
     """Real bash decides: if it ran `mark`, `Bash(mark:*)` must deny the line and no rule allow it."""
     flag = marker / "ran"
     flag.unlink(missing_ok=True)
-    env = {"PATH": f"{marker}:/usr/bin:/bin", "MARK_FILE": str(flag)}
+    env = {
+        "PATH": f"{marker}:/usr/bin:/bin",
+        "MARK_FILE": str(flag),
+        "FUNCNEST": "20",
+    }  # no runaway recursion
     subprocess.run(
         ["bash", "-c", command],
         cwd=marker,

@@ -52,7 +52,7 @@ from goat_jupyter.permissions_rules import (
     subcommand_allowed,
     url_host,
 )
-from goat_jupyter.permissions_shell import split_command
+from goat_jupyter.permissions_shell import analyse
 from goat_jupyter.settings import PermissionMode
 
 Behavior = Literal["allow", "deny", "ask"]
@@ -197,8 +197,11 @@ def _bash_allowed_piecewise(rules: Sequence[str], call: Call) -> str | None:
             rule = parse_rule(text)
             if rule.tool == "Bash" and rule.specifier is not None:
                 specs.append((rule.text, rule.specifier))
+    analysis = analyse(call.facts.command)
+    if not analysis.certain:
+        return None
     used: list[str] = []
-    for part in split_command(call.facts.command):
+    for part in analysis.commands:
         hit = next((text for text, spec in specs if subcommand_allowed(spec, part)), None)
         if hit is None:
             return None
@@ -270,7 +273,7 @@ def suggest_rule_for(call: Call, context: PermissionContext) -> str | None:
     if call.guard or facts.allow_blocked:
         return None
     if facts.command is not None:
-        return f"Bash({facts.command.strip()})"
+        return f"Bash({facts.command.strip()})" if analyse(facts.command).certain else None
     if facts.url is not None:
         return f"WebFetch(domain:{url_host(facts.url)})"
     if facts.allow_paths:

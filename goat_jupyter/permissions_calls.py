@@ -11,6 +11,7 @@ from typing import Any, Literal
 from goat_jupyter.errors import InvalidPathError
 from goat_jupyter.permissions_protected import protected_inside, protected_reason
 from goat_jupyter.permissions_rules import Access, Anchors, CallFacts, FolderWalk, Target, relative_inside
+from goat_jupyter.permissions_shell import protected_config_guard
 
 CallKind = Literal["free", "read", "edit", "delete", "exec", "network", "spawn"]
 
@@ -190,7 +191,8 @@ def _other_call(tool_name: str, args: Mapping[str, Any], side_effect: str) -> Ca
         return _config_call(plain, args)
     if tool_name == "Bash":
         command = str(args.get("command", ""))
-        return Call(replace(plain, command=command), "exec", "Bash runs a shell command.")
+        guard = protected_config_guard(command)
+        return Call(replace(plain, command=command), "exec", "Bash runs a shell command.", guard=guard)
     if tool_name in EXEC_TOOLS:
         return Call(plain, "exec", f"{tool_name} {EXEC_TOOLS[tool_name]}.")
     if tool_name == "WebFetch":

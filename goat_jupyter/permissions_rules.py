@@ -5,10 +5,12 @@
   outside it, only a path rule that names the place (`Edit(//tmp/out/**)`) allows.
 - `Bash(git diff:*)`: the command's words start with `git diff` (word boundary: not `git diffx`).
   `Bash(npm *)`: `*` matches anything; a trailing ` *` also matches `npm` alone. `Bash(npm test)`:
-  exactly that command. Compound lines are split (`&&`, `||`, `;`, `|`, `&`, newlines, and the
-  commands inside `$(...)`, backticks and `<(...)`): an allow needs every part covered, a deny or
-  ask rule hits when any part matches (also with `VAR=x` prefixes or a path on the command name
-  removed). Prefix/wildcard allow rules never cover a part that redirects output into a file.
+  exactly that command. Lines are parsed as bash (permissions_shell): every command that can run
+  counts, in compound commands, substitutions and behind wrappers (`sudo`, `bash -c`, `xargs`...).
+  An allow needs every command covered and a certain analysis; a deny or ask rule hits when any
+  command matches (also with `VAR=x` prefixes or a path on the command name removed) and, when the
+  analysis is uncertain, any run of words in the line. Allow rules never cover a command that
+  redirects output into a file (unless the rule names that exact line).
 - Paths, gitignore-style: `//abs/**` from the file system root, `~/x` from home, `/x` and `./x`
   from the workspace root (the settings file's project), `x` from the workspace and, without a
   slash, at any depth. Symlinks: allow rules must match the real path, deny/ask either one.
@@ -30,7 +32,7 @@ from urllib.parse import urlsplit
 
 from wcmatch import glob
 
-from goat_jupyter.permissions_shell import Subcommand, split_command
+from goat_jupyter.permissions_shell import ShellAnalysis, Subcommand, analyse
 
 RuleKind = Literal["allow", "deny", "ask"]
 
@@ -188,13 +190,23 @@ def _name_matches(rule_tool: str, call: CallFacts, kind: RuleKind) -> bool:
 
 
 def bash_rule_matches(spec: str, command: str, kind: RuleKind) -> bool:
-    """Allow: the whole line equals the rule, or the rule covers every subcommand. Deny/ask: any."""
-    if _collapse(spec) == _collapse(command):
-        return True
-    parts = split_command(command)
+    """Allow: the rule covers every command the line can run, and the analysis is certain.
+
+    Deny/ask: the rule covers any command; when the analysis is uncertain, also any run of words
+    anywhere in the line (`$X; rm y` hits `Bash(rm:*)` even though the parse is not trusted).
+    """
+    analysis = analyse(command)
     if kind == "allow":
-        return bool(parts) and all(_covers(spec, part, strict=True) for part in parts)
-    return any(_covers(spec, variant, strict=False) for part in parts for variant in _variants(part))
+        if not analysis.certain:
+            return False
+        return _same_commands(spec, analysis) or (
+            bool(analysis.commands) and all(_covers(spec, part, strict=True) for part in analysis.commands)
+        )
+    if _same_commands(spec, analysis) or any(
+        _covers(spec, variant, strict=False) for part in analysis.commands for variant in _variants(part)
+    ):
+        return True
+    return not analysis.certain and _covers_loose(spec, analysis.loose)
 
 
 def subcommand_allowed(spec: str, part: Subcommand) -> bool:
@@ -202,9 +214,38 @@ def subcommand_allowed(spec: str, part: Subcommand) -> bool:
     return _covers(spec, part, strict=True)
 
 
+def _same_commands(spec: str, analysis: ShellAnalysis) -> bool:
+    """An exact rule naming the same command line (`Bash(git status && git diff)`), spacing aside."""
+    if spec.endswith(":*") or "*" in spec:
+        return False
+    wanted = analyse(spec)
+    if not wanted.certain or not analysis.certain or not wanted.commands:
+        return False
+    return [_full_words(p) for p in wanted.commands] == [_full_words(p) for p in analysis.commands] and [
+        p.writes_file for p in wanted.commands
+    ] == [p.writes_file for p in analysis.commands]
+
+
+def _covers_loose(spec: str, words: tuple[str, ...]) -> bool:
+    """Whether the rule covers a command starting at any word (for lines that cannot be analysed)."""
+    for start in range(len(words)):
+        run = words[start:]
+        part = Subcommand(" ".join(run), words=run)
+        if any(_covers(spec, variant, strict=False) for variant in _variants(part)):
+            return True
+    return False
+
+
+def _full_words(part: Subcommand) -> tuple[str, ...] | None:
+    """The words of a subcommand, `VAR=value` prefixes included."""
+    if part.words:
+        return (*part.prefix, *part.words)
+    return _words(part.text)
+
+
 def _variants(part: Subcommand) -> list[Subcommand]:
     """The subcommand, and the same without `VAR=value` prefixes or a path on the command (deny/ask)."""
-    words = part.text.split()
+    words = list(_full_words(part) or part.text.split())
     bare = words
     while bare and _ENV_ASSIGNMENT.match(bare[0]):
         bare = bare[1:]
@@ -212,7 +253,7 @@ def _variants(part: Subcommand) -> list[Subcommand]:
         bare = [bare[0].rsplit("/", 1)[1], *bare[1:]]
     if bare is words or not bare:
         return [part]
-    return [part, Subcommand(" ".join(bare), part.writes_file)]
+    return [part, Subcommand(" ".join(bare), part.writes_file, tuple(bare))]
 
 
 def _covers(spec: str, part: Subcommand, *, strict: bool) -> bool:
@@ -221,20 +262,25 @@ def _covers(spec: str, part: Subcommand, *, strict: bool) -> bool:
     When `strict` (allow rules), prefix and wildcard rules never cover a command that redirects
     output into a file: `echo:*` must not allow `echo x > ~/.bashrc`.
     """
+    words = _full_words(part)
     if spec.endswith(":*"):
         if strict and part.writes_file:
             return False
-        return _prefix_matches(spec[:-2], part.text)
+        return _prefix_matches(spec[:-2], part.text, words)
     if "*" in spec:
-        return (
-            not (strict and part.writes_file) and _wildcard(spec).fullmatch(_collapse(part.text)) is not None
+        if strict and part.writes_file:
+            return False
+        pattern = _wildcard(spec)
+        joined = " ".join(words) if words is not None else None
+        return pattern.fullmatch(_collapse(part.text)) is not None or (
+            joined is not None and pattern.fullmatch(joined) is not None
         )
-    wanted, words = _words(spec), _words(part.text)
-    return wanted is not None and wanted == words
+    wanted = _words(spec)
+    return wanted is not None and wanted == words and not (strict and part.writes_file)
 
 
-def _prefix_matches(prefix: str, text: str) -> bool:
-    wanted, words = _words(prefix), _words(text)
+def _prefix_matches(prefix: str, text: str, words: tuple[str, ...] | None) -> bool:
+    wanted = _words(prefix)
     if wanted is None or words is None:
         collapsed, head = _collapse(text), _collapse(prefix)
         return collapsed == head or collapsed.startswith(head + " ")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from goat_jupyter.permissions_rules import Anchors, CallFacts, Target, relative_inside
+from goat_jupyter.sandbox import isolation
 from goat_jupyter.settings import user_settings_path, workspace_settings_path
 
 CallKind = Literal["free", "read", "edit", "delete", "exec", "network", "spawn"]
@@ -171,6 +172,8 @@ def _other_call(tool_name: str, args: Mapping[str, Any], side_effect: str) -> Ca
     if tool_name == "Bash":
         command = str(args.get("command", ""))
         return Call(replace(plain, command=command), "exec", "Bash runs a shell command.")
+    if tool_name == "RunCode":
+        return _run_code_call(plain, args)
     if tool_name in EXEC_TOOLS:
         return Call(plain, "exec", f"{tool_name} {EXEC_TOOLS[tool_name]}.")
     if tool_name == "WebFetch":
@@ -185,6 +188,18 @@ def _other_call(tool_name: str, args: Mapping[str, Any], side_effect: str) -> Ca
     return Call(
         plain, kind, f"{tool_name} may change things outside this notebook (side effect: {side_effect})."
     )
+
+
+def _run_code_call(plain: CallFacts, args: Mapping[str, Any]) -> Call:
+    """RunCode without a sandbox, or with the network on, needs the user's yes every time."""
+    reason = f"RunCode {EXEC_TOOLS['RunCode']}."
+    guard = None
+    iso = isolation()
+    if not iso.isolated:
+        guard = f"RunCode cannot be isolated here ({iso.reason}): the program would run NOT isolated."
+    elif args.get("network") is True:
+        guard = "RunCode asks for network access for its program."
+    return Call(plain, "exec", guard or reason, guard=guard and f"{guard} Only the user may approve that.")
 
 
 def _config_call(plain: CallFacts, args: Mapping[str, Any]) -> Call:

@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from goat_jupyter.process_owner import cgroup_root
 from goat_jupyter.sandbox import BWRAP_ENV
 from goat_jupyter.tools import Registry, default_registry
 from tests.process_helpers import wait_marker_gone, with_marker
@@ -322,8 +323,11 @@ async def test_a_fork_loop_is_capped(registry: Registry) -> None:
     )
     out = await run(registry, language="python", code=code, timeout=20)
     children, refused = map(int, section(out.content, "stdout").split())
+    if cgroup_root() is None and os.geteuid() == 0:  # nothing can cap root's processes; it says so
+        assert "process count NOT limited" in out.content
+        return
     assert children < 128 and refused > 0
-    assert "at most 128 processes" in out.content
+    assert "at most 128 processes" in out.content or "RLIMIT_NPROC" in out.content
 
 
 async def test_the_interpreter_and_its_packages_work_inside(registry: Registry) -> None:

@@ -187,7 +187,9 @@ async def _wait(shell: ShellProcess, timeout_ms: int, buffer: OutputBuffer) -> i
         return await asyncio.wait_for(shell.wait(DRAIN_GRACE_S), timeout_ms / 1000)
     except asyncio.TimeoutError:
         await shell.terminate()
-        message = f"Command timed out after {format_duration(timeout_ms)} and was killed {_killed_what(shell)}"
+        message = (
+            f"Command timed out after {format_duration(timeout_ms)} and was killed {_killed_what(shell)}"
+        )
         raise ToolTimeoutError(message, output=_error_body(buffer, message)) from None
     except asyncio.CancelledError:
         shell.kill()

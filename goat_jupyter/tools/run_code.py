@@ -23,6 +23,8 @@ from goat_jupyter.sandbox import (
     applied,
     bwrap_argv,
     isolation,
+    must_not_create,
+    remove_created,
     sandbox_env,
 )
 from goat_jupyter.sandbox_limits import MAX_PROCESSES, limits_for
@@ -57,6 +59,7 @@ class Launch:
     owner: Owner
     applied: str
     pass_fds: tuple[int, ...] = ()
+    missing_protected: tuple[Path, ...] = ()
 
     def close_fds(self) -> None:
         for fd in self.pass_fds:
@@ -75,11 +78,12 @@ def prepare(args: RunCodeInput, workspace: Path, iso: Isolation) -> Launch:
     spec = SandboxSpec(workspace, env, limits, args.network)
     if iso.bwrap is None:
         return Launch(limits.wrap(program_argv(args)), env, owner, applied(iso, spec, None, False))
+    missing = must_not_create(workspace)
     program = unix_socket_filter() if not args.network else None
     fds = (filter_fd(program),) if program is not None else ()
     argv = bwrap_argv(iso.bwrap, spec, program_argv(args), fds[0] if fds else None)
     report = applied(iso, spec, MAX_PROCESSES if capped else None, bool(fds))
-    return Launch(argv, {"PATH": BASE_PATH}, owner, report, fds)
+    return Launch(argv, {"PATH": BASE_PATH}, owner, report, fds, tuple(missing))
 
 
 @dataclass
@@ -132,6 +136,7 @@ class RunCodeTool(Tool[RunCodeInput]):
         finally:
             launch.close_fds()
             launch.owner.kill()  # the sandbox leaves nothing running behind
+            remove_created(list(launch.missing_protected))
 
 
 async def _run(args: RunCodeInput, ctx: ToolContext, launch: Launch) -> ToolOutput | str:
@@ -159,6 +164,8 @@ async def _run(args: RunCodeInput, ctx: ToolContext, launch: Launch) -> ToolOutp
         raise ToolExecutionError(f"Could not start the sandboxed program: {exc}") from None
     code = await _wait(proc, run, str(ctx.workspace))
     proc.kill()
+    if removed := remove_created(list(launch.missing_protected)):
+        run.applied += f"\nRemoved what the program created at protected paths: {', '.join(removed)}"
     run.ended(describe_exit(code))
     if code != 0:
         raise ToolExecutionError(

@@ -351,3 +351,32 @@ async def test_without_bubblewrap_the_result_says_not_isolated(
     assert section(out.content, "stdout") == "ran"
     assert "Isolation: NOT ISOLATED (bubblewrap (bwrap) was not found at" in out.content
     assert "bubblewrap sandbox" not in out.content
+
+
+async def test_protected_settings_cannot_be_changed_from_the_sandbox(
+    registry: Registry, tmp_path: Path
+) -> None:
+    (tmp_path / ".goat").mkdir(exist_ok=True)
+    settings = tmp_path / ".goat" / "settings.json"
+    settings.write_text('{"permission_mode": "default"}')
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    code = (
+        'echo \'{"permission_mode": "bypassPermissions"}\' > .goat/settings.json\n'
+        "echo x > .goat/new.json\n"
+        "mv .goat moved; rm -rf .goat\n"
+        "echo '#!/bin/sh' > .git/hooks/pre-commit\n"
+        "echo '[core] hooksPath = /tmp' >> .git/config\n"
+        "mkdir -p .claude && echo '{}' > .claude/settings.json\n"
+        'echo \'{"mcpServers": {"x": {"command": "sh"}}}\' > .mcp.json\n'
+        "echo done\n"
+    )
+    out = await run(registry, language="bash", code=code)
+    assert section(out.content, "stdout") == "done"
+    assert settings.read_text() == '{"permission_mode": "default"}'
+    assert sorted(p.name for p in (tmp_path / ".goat").iterdir()) == ["settings.json"]
+    assert not (tmp_path / "moved").exists()
+    assert list((tmp_path / ".git" / "hooks").iterdir()) == []
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+    assert not (tmp_path / ".claude").exists() and not (tmp_path / ".mcp.json").exists()
+    assert "Removed what the program created at protected paths" in out.content

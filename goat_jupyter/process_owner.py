@@ -144,8 +144,7 @@ class Owner:
     def kill(self, root_pid: int | None = None) -> None:
         """SIGKILL every process of this spawn (repeatedly, so a fork loop cannot outrun it)."""
         kill_until_gone(lambda: self.pids(root_pid))
-        if self.cgroup is not None:
-            self.cgroup.try_remove()
+        self.release()
 
     def release(self) -> None:
         """The spawn ended: drop its cgroup if nothing of it runs any more (else prune it later)."""

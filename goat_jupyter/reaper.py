@@ -20,6 +20,7 @@ POLL_S = 1.0  # only without pidfds (Linux < 5.3)
 
 class _Started:
     pid: int | None = None  # the process that started the running watchdog (a fork resets it)
+    watchdog: subprocess.Popen[bytes] | None = None  # kept, so it is never reported as abandoned
 
 
 def ensure_reaper() -> None:
@@ -29,7 +30,7 @@ def ensure_reaper() -> None:
     root = cgroup_root()
     env = {key: value for key, value in os.environ.items() if key != OWNER_ENV}
     argv = [sys.executable, "-m", "goat_jupyter.reaper", str(os.getpid()), str(root or "")]
-    subprocess.Popen(
+    _Started.watchdog = subprocess.Popen(
         argv,
         env=env,
         stdin=subprocess.DEVNULL,

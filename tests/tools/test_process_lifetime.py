@@ -4,6 +4,9 @@ TaskStop end `setsid` children and double-forked grandchildren too (real process
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,6 +25,7 @@ DETACHING = {
         'python -c \'import subprocess; subprocess.Popen(["sleep", "{m}"], start_new_session=True)\'; sleep {m}'
     ),
 }
+REPO = str(Path(__file__).resolve().parents[2])
 needs_cgroup = pytest.mark.skipif(cgroup_root() is None, reason="no writable pids cgroup here")
 
 
@@ -89,4 +93,34 @@ async def test_leftovers_of_a_finished_call_keep_running_until_reset(registry: R
     assert out.content.startswith("left\n") and "%goat reset" in out.content
     assert await sleepers(marker, 1) == 1  # documented: `&` leftovers of a normal call keep running
     kill_everything()  # what `%goat reset` and the kernel's end do
+    assert await wait_marker_gone(marker) == []
+
+
+SPAWN_AND_DIE = """
+import asyncio, os, signal, sys
+from pathlib import Path
+from goat_jupyter.process import spawn_shell
+
+async def main():
+    spawn_shell(sys.argv[1], Path.cwd(), lambda text: None)
+    await asyncio.sleep(float(sys.argv[2]))
+    os.kill(os.getpid(), signal.SIGKILL)  # no Python cleanup runs: only the watchdog is left
+
+asyncio.run(main())
+"""
+
+
+async def test_the_watchdog_sweeps_after_its_owner_is_sigkilled(marker: str, tmp_path: Path) -> None:
+    command = f"setsid sleep {marker} & (setsid sleep {marker} &); sleep {marker}"
+    owner = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        SPAWN_AND_DIE,
+        command,
+        "3",
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": REPO},
+    )
+    assert await sleepers(marker, 3) == 3
+    assert await owner.wait() == -signal.SIGKILL
     assert await wait_marker_gone(marker) == []

@@ -3,20 +3,19 @@ network on, every call asks the user, in every mode, and no rule or earlier answ
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
-from goat_jupyter.sandbox import BWRAP_ENV
+from goat_jupyter.sandbox import BWRAP_ENV, isolation
 from goat_jupyter.settings import PermissionMode
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.runner import Executor
 
 MODES: list[PermissionMode] = ["default", "acceptEdits", "bypassPermissions"]
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+needs_bwrap = pytest.mark.skipif(not isolation().isolated, reason=f"no sandbox here: {isolation().reason}")
 
 
 class RecordingApprover:

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from goat_jupyter.process_owner import cgroup_root
-from goat_jupyter.sandbox import BWRAP_ENV
+from goat_jupyter.sandbox import BWRAP_ENV, isolation
 from goat_jupyter.tools import Registry, default_registry
 from tests.process_helpers import wait_marker_gone, with_marker
 
@@ -38,7 +38,8 @@ except OSError as exc:
     print("passwd:", type(exc).__name__)
 """
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+_SANDBOX = isolation()
+pytestmark = pytest.mark.skipif(not _SANDBOX.isolated, reason=f"no sandbox here: {_SANDBOX.reason}")
 
 
 @pytest.fixture

@@ -381,3 +381,22 @@ async def test_protected_settings_cannot_be_changed_from_the_sandbox(
     assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
     assert not (tmp_path / ".claude").exists() and not (tmp_path / ".mcp.json").exists()
     assert "Removed what the program created at protected paths" in out.content
+
+
+async def test_symlinks_in_the_workspace_do_not_reach_outside(registry: Registry, tmp_path: Path) -> None:
+    secret = Path.home() / f".goat-sandbox-link-{uuid.uuid4().hex}"
+    secret.write_text("top secret")
+    outside = tmp_path.parent / f"outside-{uuid.uuid4().hex}"
+    outside.mkdir()
+    try:
+        (tmp_path / "to-secret").symlink_to(secret)
+        (tmp_path / "to-passwd").symlink_to("/etc/passwd")
+        (tmp_path / "to-dir").symlink_to(outside)
+        code = "cat to-secret to-passwd; echo x > to-dir/new; ls /proc/1/root/root; echo end"
+        out = await run(registry, language="bash", code=code)
+        assert not (outside / "new").exists()
+    finally:
+        secret.unlink()
+        shutil.rmtree(outside)
+    assert "top secret" not in out.content and "root:" not in out.content
+    assert section(out.content, "stdout").splitlines()[-1] == "end"

@@ -56,12 +56,12 @@ async def marker() -> str:
     return f"3000.{uuid.uuid4().int % 10**9}"
 
 
-@pytest.fixture(params=["cgroups", "marker only"])
+@pytest.fixture
 async def kernel(tmp_path: Path, marker: str, request: pytest.FixtureRequest) -> AsyncIterator[KernelSession]:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     prepare_workspace(workspace)
-    cgroups = request.param == "cgroups"
+    cgroups = getattr(request, "param", "cgroups") == "cgroups"
     with ReplayServer(turns(marker, cgroups)) as server:
         env = replay_kernel_env(tmp_path / "home", server.url)
         if not cgroups:
@@ -81,6 +81,7 @@ async def kernel_pid(kernel: KernelSession) -> int:
     return int(result.stdout)
 
 
+@pytest.mark.parametrize("kernel", ["cgroups", "marker only"], indirect=True)
 async def test_sigkill_of_the_kernel_leaves_no_process(kernel: KernelSession, marker: str) -> None:
     assert await sleeping(marker, 5) == 5
     os.kill(await kernel_pid(kernel), signal.SIGKILL)

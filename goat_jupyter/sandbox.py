@@ -94,7 +94,11 @@ def _system_binds() -> list[str]:
             args += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             args += ["--ro-bind", folder, folder]
-    return [*args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+    # bwrap leaves /proc/sys writable when run as real root (its directory mode hides that), and
+    # uid 0 may write sysctls such as kernel.core_pattern without any capability: cover it read-only.
+    proc = ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    proc += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
+    return [*args, *proc, "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
 
 
 def interpreter_dirs() -> list[str]:

@@ -400,3 +400,18 @@ async def test_symlinks_in_the_workspace_do_not_reach_outside(registry: Registry
         shutil.rmtree(outside)
     assert "top secret" not in out.content and "root:" not in out.content
     assert section(out.content, "stdout").splitlines()[-1] == "end"
+
+
+async def test_kernel_settings_under_proc_are_read_only(registry: Registry) -> None:
+    code = (
+        "import os, sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n"
+        "        os.close(os.open(path, os.O_WRONLY))\n"  # opening writes nothing
+        "        print(path, 'writable')\n"
+        "    except OSError as exc:\n"
+        "        print(path, type(exc).__name__)\n"
+    )
+    paths = ["/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches", "/proc/sysrq-trigger"]
+    out = await run(registry, language="python", code=code, args=paths)
+    assert "writable" not in section(out.content, "stdout"), out.content

@@ -12,6 +12,7 @@ from goat_jupyter.errors import InvalidPathError
 from goat_jupyter.permissions_protected import protected_inside, protected_reason
 from goat_jupyter.permissions_rules import Access, Anchors, CallFacts, FolderWalk, Target, relative_inside
 from goat_jupyter.permissions_shell import protected_config_guard
+from goat_jupyter.sandbox import isolation
 
 CallKind = Literal["free", "read", "edit", "delete", "exec", "network", "spawn"]
 
@@ -193,6 +194,8 @@ def _other_call(tool_name: str, args: Mapping[str, Any], side_effect: str) -> Ca
         command = str(args.get("command", ""))
         guard = protected_config_guard(command)
         return Call(replace(plain, command=command), "exec", "Bash runs a shell command.", guard=guard)
+    if tool_name == "RunCode":
+        return _run_code_call(plain, args)
     if tool_name in EXEC_TOOLS:
         return Call(plain, "exec", f"{tool_name} {EXEC_TOOLS[tool_name]}.")
     if tool_name == "WebFetch":
@@ -213,6 +216,18 @@ def _other_call(tool_name: str, args: Mapping[str, Any], side_effect: str) -> Ca
     return Call(
         plain, kind, f"{tool_name} may change things outside this notebook (side effect: {side_effect})."
     )
+
+
+def _run_code_call(plain: CallFacts, args: Mapping[str, Any]) -> Call:
+    """RunCode without a sandbox, or with the network on, needs the user's yes every time."""
+    reason = f"RunCode {EXEC_TOOLS['RunCode']}."
+    guard = None
+    iso = isolation()
+    if not iso.isolated:
+        guard = f"RunCode cannot be isolated here ({iso.reason}): the program would run NOT isolated."
+    elif args.get("network") is True:
+        guard = "RunCode asks for network access for its program."
+    return Call(plain, "exec", guard or reason, guard=guard and f"{guard} Only the user may approve that.")
 
 
 # Config settings that widen what the agent may do (compared without case, `_`, `-` or spaces).

@@ -127,13 +127,23 @@ async def _wait(shell: ShellProcess, timeout_ms: int, buffer: OutputBuffer) -> i
     except asyncio.TimeoutError:
         await shell.terminate()
         message = (
-            f"Command timed out after {format_duration(timeout_ms)} and was killed together with "
-            "every process it started. Output before the timeout:"
+            f"Command timed out after {format_duration(timeout_ms)} and was killed {_killed_what(shell)}"
         )
         raise ToolTimeoutError(message, output=_error_body(buffer, message)) from None
     except asyncio.CancelledError:
         shell.kill()
         raise
+
+
+def _killed_what(shell: ShellProcess) -> str:
+    """What the kill reached: with a cgroup everything; without, what carried goat's env marker."""
+    if shell.owner.cgroup is not None:
+        return "together with every process it started. Output before the timeout:"
+    return (
+        "together with every process it started that kept goat's environment marker (one that both "
+        "detached and cleared its environment, e.g. `env -i`, cannot be found without a cgroup). "
+        "Output before the timeout:"
+    )
 
 
 def _error_body(buffer: OutputBuffer, message: str, notes: list[str] | None = None) -> str:
@@ -161,8 +171,9 @@ def _finish_output(shell: ShellProcess, notes: list[str]) -> None:
     shell.detach_output()
     notes.append(
         f"Processes this command started in the background are still running (process group "
-        f"{shell.pid}; stop them with `kill -- -{shell.pid}`); their further output is discarded. "
-        "Use run_in_background to keep a command's output."
+        f"{shell.pid}: `kill -- -{shell.pid}` stops those still in it); their further output is "
+        "discarded, and `%goat reset` or the kernel's end stops them all. Use run_in_background to keep "
+        "a command's output."
     )
 
 

@@ -98,17 +98,36 @@ def default_lister() -> FileLister:
 
 
 def split_pattern(base: Path, pattern: str) -> tuple[Path, str]:
-    """Move the pattern's literal leading folders (and an absolute or `~` start) into the root."""
+    """Move the pattern's literal leading folders (and an absolute or `~` start) into the root.
+
+    A part with glob characters that names an existing folder (`[id]`, `(dashboard)`) is literal too,
+    and so is a last part that names an existing file."""
     if "|" in pattern:
         return base, pattern
     pattern = os.path.expanduser(pattern)
     root = Path("/") if pattern.startswith("/") else base
-    parts = pattern.lstrip("/").split("/") if pattern.startswith("/") else pattern.split("/")
+    parts = [p for p in pattern.lstrip("/").split("/")]
     literal = 0
-    while literal < len(parts) - 1 and not _MAGIC.search(parts[literal]):
+    while literal < len(parts) - 1 and _is_literal(root.joinpath(*parts[: literal + 1]), parts[literal]):
         literal += 1
     root = Path(os.path.normpath(root.joinpath(*parts[:literal]))) if literal else root
-    return root, "/".join(p for p in parts[literal:] if p not in ("", "."))
+    rest = [p for p in parts[literal:] if p not in ("", ".")]
+    if len(rest) == 1 and _MAGIC.search(rest[0]) and os.path.isfile(root / rest[0]):
+        rest = [wcglob.escape(rest[0])]
+    return root, "/".join(rest)
+
+
+def _is_literal(path: Path, part: str) -> bool:
+    return not _MAGIC.search(part) or (part not in ("**", "*") and path.is_dir())
+
+
+def every_file_below(pattern: str) -> str:
+    """`dir/**` and `**` mean every file below, as users expect (wcmatch's `**` alone matches folders)."""
+    return "|".join(_globstar_files(part) for part in pattern.split("|"))
+
+
+def _globstar_files(part: str) -> str:
+    return part + "/*" if part == "**" or part.endswith("/**") or part == "!**" else part
 
 
 def list_hint(pattern: str) -> ListHint | None:
@@ -190,6 +209,7 @@ class GlobTool(Tool[GlobInput]):
         if not base.is_dir():
             raise InvalidPathError(f"{base} is a file, not a folder. Give a folder as path.")
         root, pattern = split_pattern(base, args.pattern)
+        pattern = every_file_below(pattern)
         matches = compile_matcher(pattern)
         lister = self._lister or default_lister()
         searchable = root.is_dir() and ".git" not in root.parts  # .git is never entered

@@ -26,7 +26,7 @@ from goat_jupyter.fileio import (
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.bounding import cut_line
-from goat_jupyter.tools.edit_match import Replacement, apply, find_matches, plan
+from goat_jupyter.tools.edit_match import Replacement, apply, find_matches, look_alikes, plan
 from goat_jupyter.tools.placeholders import refuse_placeholders
 from goat_jupyter.tools.write import ensure_parent, refuse_folder_path
 
@@ -83,9 +83,12 @@ def find_replacements(
             "misses in indentation, whitespace or quote style are tolerated only when they point to one place): "
             "Read the file again and copy the text from it."
         )
-    count = len(matches.spans)
+    places = matches.spans
+    if matches.strategy != "exact" and not replace_all and len(places) == 1:
+        places = max(places, look_alikes(text, old), key=len)
+    count = len(places)
     if count > 1 and not replace_all:
-        lines = ", ".join(str(_line_of(text, start)) for start, _ in matches.spans[:10])
+        lines = ", ".join(str(_line_of(text, start)) for start, _ in places[:10])
         how = "" if matches.strategy == "exact" else f" with the {matches.strategy} fallback (no exact match)"
         raise InvalidInputError(
             f"old_string occurs {count} times in {path}{how}, at lines {lines}; the file is unchanged. Add "

@@ -139,6 +139,12 @@ def find_matches(text: str, old: str) -> Matches | None:
     return None if found is None else Matches(f"curly/straight quotes, {found.strategy}", found.spans)
 
 
+def look_alikes(text: str, old: str) -> list[Span]:
+    """How many places match old_string once whitespace and quote style are ignored: a fallback is
+    trusted only when no other place looks like the one it picked."""
+    return whitespace_spans(text.translate(_STRAIGHTEN), old.translate(_STRAIGHTEN))
+
+
 def _cascade(text: str, old: str) -> Matches | None:
     for name, finder in FALLBACKS:
         spans = finder(text, old)

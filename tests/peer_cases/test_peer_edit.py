@@ -31,7 +31,9 @@ async def prepared(registry: Registry, path: Path, content: str | bytes) -> Path
 
 
 async def edit(registry: Registry, path: Path, old: str, new: str, **extra: object) -> ToolOutput:
-    return await registry.call("Edit", {"file_path": str(path), "old_string": old, "new_string": new, **extra})
+    return await registry.call(
+        "Edit", {"file_path": str(path), "old_string": old, "new_string": new, **extra}
+    )
 
 
 # --- line endings -----------------------------------------------------------------------------
@@ -55,7 +57,9 @@ async def test_crlf_old_string_matches_an_lf_file(registry: Registry, tmp_path: 
 
 # gemini-cli line-endings.test.ts "preserves CRLF": LF strings on a CRLF file keep CRLF everywhere.
 @pytest.mark.parametrize("style", ["\n", "\r\n"])
-async def test_crlf_file_keeps_crlf_whatever_the_strings_use(registry: Registry, tmp_path: Path, style: str) -> None:
+async def test_crlf_file_keeps_crlf_whatever_the_strings_use(
+    registry: Registry, tmp_path: Path, style: str
+) -> None:
     target = await prepared(registry, tmp_path / "win.txt", b"one\r\ntwo\r\nthree\r\n")
     out = await edit(registry, target, f"one{style}two", f"one{style}2{style}2b")
     assert not out.is_error
@@ -193,7 +197,9 @@ async def test_partial_reads_of_different_contents_do_not_add_up(registry: Regis
 
 # gemini-cli write-file.test.ts "rejects a directory path": a trailing slash names a folder.
 @pytest.mark.parametrize("suffix", ["newdir/", "newdir/."])
-async def test_write_to_a_path_ending_in_a_slash_is_an_error(registry: Registry, tmp_path: Path, suffix: str) -> None:
+async def test_write_to_a_path_ending_in_a_slash_is_an_error(
+    registry: Registry, tmp_path: Path, suffix: str
+) -> None:
     out = await registry.call("Write", {"file_path": str(tmp_path / "x") + "/" + suffix, "content": "data"})
     assert error_code(out) == "INVALID_PATH" and "folder" in out.content
     assert list(tmp_path.iterdir()) == []
@@ -211,7 +217,14 @@ CLASS = "class Store:\n    def get(self, key):\n        return self.data[key]\n\
 # gemini-cli omissionPlaceholderDetector.test.ts "detects standalone placeholder lines" (//, #, --, /* */).
 @pytest.mark.parametrize(
     "placeholder",
-    ["    # ... rest of methods ...", "    // existing code here", "    /* rest of code ... */", "    -- unchanged code ...", "    # ...", "    (rest of methods ...)"],
+    [
+        "    # ... rest of methods ...",
+        "    // existing code here",
+        "    /* rest of code ... */",
+        "    -- unchanged code ...",
+        "    # ...",
+        "    (rest of methods ...)",
+    ],
 )
 async def test_write_replacing_code_with_a_placeholder_is_refused(
     registry: Registry, tmp_path: Path, placeholder: str
@@ -255,8 +268,12 @@ async def test_placeholders_are_fine_where_no_code_is_replaced(registry: Registr
     skeleton = "def todo():\n    # ... rest of code ...\n    pass\n"
     created = await registry.call("Write", {"file_path": str(tmp_path / "new.py"), "content": skeleton})
     assert not created.is_error  # a new file replaces nothing
-    kept = await registry.call("Write", {"file_path": str(tmp_path / "new.py"), "content": skeleton + "x = 1\n"})
+    kept = await registry.call(
+        "Write", {"file_path": str(tmp_path / "new.py"), "content": skeleton + "x = 1\n"}
+    )
     assert not kept.is_error  # the placeholder was already there
     docs = await prepared(registry, tmp_path / "README.md", "# Usage\n")
-    out = await registry.call("Write", {"file_path": str(docs), "content": "```js\n// existing code here\n```\n"})
+    out = await registry.call(
+        "Write", {"file_path": str(docs), "content": "```js\n// existing code here\n```\n"}
+    )
     assert not out.is_error  # prose files show abbreviated code on purpose

@@ -98,6 +98,13 @@ def find_replacements(
     return plan(text, matches, old, new, replace_all), matches.strategy
 
 
+def updated_text(text: str, old: str, replacements: list[Replacement], strategy: str) -> str:
+    """The edited text; exact replacements of old_string go through str.replace (one pass, no copies)."""
+    if strategy == "exact" and old and all(r.end - r.start == len(old) for r in replacements):
+        return text.replace(old, replacements[0].text, len(replacements))
+    return apply(text, replacements)
+
+
 def to_file_newlines(text: str, value: str) -> str:
     """old/new_string in the file's line-ending style (text is in LF form unless the file mixes styles)."""
     return value if "\r\n" in text else value.replace("\r\n", "\n")
@@ -142,7 +149,7 @@ def _edit_locked(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -
     else:
         replacements, strategy = find_replacements(text, old, new, args.replace_all, path)
     refuse_placeholders(path, new, old, "new_string")
-    updated = apply(text, replacements)
+    updated = updated_text(text, old, replacements, strategy)
     write_text_atomic(path, updated, fmt, expected=DiskVersion.of(stat))
     reads.record(path)
     return edit_result(path, text, updated, replacements, strategy)

@@ -68,6 +68,12 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _line_count(path: Path) -> int:
+    with path.open("rb") as handle:
+        data = handle.read()
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
 def describe_ranges(ranges: list[LineRange]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
 
@@ -101,6 +107,22 @@ class FileReadState:
             seen = previous.seen + seen  # several partial Reads of the same content add up
         merged = FileStamp(stamp.mtime_ns, stamp.size, stamp.sha256, seen, total)
         return merged if merged.unseen() else FileStamp(stamp.mtime_ns, stamp.size, stamp.sha256)
+
+    def record_edit(
+        self, path: Path, moved: Callable[[LineRange], LineRange], written: list[LineRange]
+    ) -> None:
+        """After an Edit: a file seen only in part stays so (the lines shown, `moved` to where they are
+        now, plus the lines the Edit wrote), so an Edit cannot unlock a whole-file Write."""
+        previous = self._stamps.get(str(path))
+        self.record(path)
+        if previous is None or previous.seen is None:
+            return
+        current = self._stamps[str(path)]
+        total = _line_count(path)
+        seen = tuple(moved(r) for r in previous.seen) + tuple(written)
+        partial = FileStamp(current.mtime_ns, current.size, current.sha256, seen, total)
+        if partial.unseen():
+            self._stamps[str(path)] = partial
 
     def forget(self, path: Path) -> None:
         self._stamps.pop(str(path), None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import Field
@@ -23,7 +24,7 @@ from goat_jupyter.fileio import (
     sniff_binary,
     write_text_atomic,
 )
-from goat_jupyter.state import FileReadState
+from goat_jupyter.state import FileReadState, LineRange
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.bounding import cut_line
 from goat_jupyter.tools.edit_match import Replacement, apply, find_matches, look_alikes, plan
@@ -105,6 +106,32 @@ def updated_text(text: str, old: str, replacements: list[Replacement], strategy:
     return apply(text, replacements)
 
 
+def line_moves(
+    text: str, replacements: list[Replacement]
+) -> tuple[Callable[[LineRange], LineRange], list[LineRange]]:
+    """Where a range of lines of `text` is after the edit, and the line ranges the edit wrote."""
+    regions: list[tuple[int, int, int, int]] = []  # old first/last line, new first/last line
+    shift = 0
+    for item in replacements:
+        first, old_breaks = _line_of(text, item.start), text.count("\n", item.start, item.end)
+        new_breaks = item.text.count("\n")
+        regions.append((first, first + old_breaks, first + shift, first + shift + new_breaks))
+        shift += new_breaks - old_breaks
+
+    def line(number: int, end: bool) -> int:
+        moved = 0
+        for old_first, old_last, new_first, new_last in regions:
+            if number < old_first:
+                break
+            if number <= old_last:
+                return new_last if end else new_first
+            moved = new_last - old_last
+        return number + moved
+
+    written = [(new_first, new_last) for _, _, new_first, new_last in regions]
+    return lambda r: (line(r[0], False), line(r[1], True)), written
+
+
 def to_file_newlines(text: str, value: str) -> str:
     """old/new_string in the file's line-ending style (text is in LF form unless the file mixes styles)."""
     return value if "\r\n" in text else value.replace("\r\n", "\n")
@@ -151,7 +178,7 @@ def _edit_locked(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -
     refuse_placeholders(path, new, old, "new_string")
     updated = updated_text(text, old, replacements, strategy)
     write_text_atomic(path, updated, fmt, expected=DiskVersion.of(stat))
-    reads.record(path)
+    reads.record_edit(path, *line_moves(text, replacements))
     return edit_result(path, text, updated, replacements, strategy)
 
 

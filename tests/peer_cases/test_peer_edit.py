@@ -173,6 +173,24 @@ async def test_partial_read_then_write_is_refused(registry: Registry, tmp_path: 
     assert not edited.is_error
 
 
+# Adversarial variant of the case above: an Edit inside the part seen must not unlock a whole Write.
+async def test_an_edit_after_a_partial_read_does_not_unlock_a_whole_write(
+    registry: Registry, tmp_path: Path
+) -> None:
+    target = tmp_path / "fifty.txt"
+    target.write_text("".join(f"row {i}\n" for i in range(1, 51)))
+    await registry.call("Read", {"file_path": str(target), "limit": 5})
+    assert not (await edit(registry, target, "row 3\n", "row 3\nrow 3a\nrow 3b\n")).is_error
+    out = await registry.call("Write", {"file_path": str(target), "content": "short\n"})
+    assert error_code(out) == "CONFLICT" and "lines 8-52 of 52" in out.content
+    assert not (await edit(registry, target, "row 1\n", "")).is_error  # a deleted line shifts the rest up
+    out = await registry.call("Write", {"file_path": str(target), "content": "short\n"})
+    assert error_code(out) == "CONFLICT" and "lines 7-51 of 51" in out.content
+    await registry.call("Read", {"file_path": str(target), "offset": 7})
+    out = await registry.call("Write", {"file_path": str(target), "content": "short\n"})
+    assert not out.is_error
+
+
 async def test_reading_the_rest_allows_the_write(registry: Registry, tmp_path: Path) -> None:
     target = tmp_path / "fifty.txt"
     target.write_text("".join(f"row {i}\n" for i in range(1, 51)))

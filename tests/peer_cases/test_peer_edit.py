@@ -254,6 +254,29 @@ async def test_write_replacing_code_with_a_placeholder_is_refused(
     assert target.read_text() == CLASS
 
 
+# Other spellings of the same omission: HTML comments, a Unicode ellipsis, capitals, a bare phrase.
+@pytest.mark.parametrize(
+    ("name", "placeholder"),
+    [
+        ("page.html", "  <!-- ... rest of the page ... -->"),
+        ("store.py", "    # \u2026 rest of code \u2026"),
+        ("store.py", "    # REST OF METHODS ..."),
+        ("store.py", "    # rest of the class"),
+        ("store.ts", "    // ...existing code..."),
+        ("store.py", "    # Remaining methods unchanged ..."),
+    ],
+)
+async def test_other_spellings_of_a_placeholder_are_refused(
+    registry: Registry, tmp_path: Path, name: str, placeholder: str
+) -> None:
+    target = await prepared(registry, tmp_path / name, CLASS)
+    out = await registry.call(
+        "Write", {"file_path": str(target), "content": "class Store:\n" + placeholder + "\n"}
+    )
+    assert error_code(out) == "INVALID_INPUT", out.content
+    assert target.read_text() == CLASS
+
+
 async def test_edit_replacing_code_with_a_placeholder_is_refused(registry: Registry, tmp_path: Path) -> None:
     target = await prepared(registry, tmp_path / "store.py", CLASS)
     old = "    def put(self, key, value):\n        self.data[key] = value\n"

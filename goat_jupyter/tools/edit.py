@@ -165,7 +165,20 @@ def _edit_locked(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -
     if (reason := sniff_binary(path)) is not None:
         raise ToolExecutionError(f"{path} looks like a binary file ({reason}); Edit only changes text files.")
     text, fmt = decode_text(data)
-    old, new = to_file_newlines(text, args.old_string), to_file_newlines(text, args.new_string)
+    replacements, strategy, updated = plan_edit(
+        text, args.old_string, args.new_string, args.replace_all, path
+    )
+    write_text_atomic(path, updated, fmt, expected=DiskVersion.of(stat))
+    reads.record_edit(path, *line_moves(text, replacements))
+    return edit_result(path, text, updated, replacements, strategy)
+
+
+def plan_edit(
+    text: str, old_string: str, new_string: str, replace_all: bool, path: Path
+) -> tuple[list[Replacement], str, str]:
+    """What an Edit of `text` replaces, which strategy found it, and the new text (raises like Edit).
+    The approval preview uses it too, so it shows what the Edit will really do."""
+    old, new = to_file_newlines(text, old_string), to_file_newlines(text, new_string)
     if old == "":
         if text.strip():
             raise InvalidInputError(
@@ -174,12 +187,9 @@ def _edit_locked(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -
             )
         replacements, strategy = [Replacement(0, len(text), new)], "exact"
     else:
-        replacements, strategy = find_replacements(text, old, new, args.replace_all, path)
+        replacements, strategy = find_replacements(text, old, new, replace_all, path)
     refuse_placeholders(path, new, old, "new_string")
-    updated = updated_text(text, old, replacements, strategy)
-    write_text_atomic(path, updated, fmt, expected=DiskVersion.of(stat))
-    reads.record_edit(path, *line_moves(text, replacements))
-    return edit_result(path, text, updated, replacements, strategy)
+    return replacements, strategy, updated_text(text, old, replacements, strategy)
 
 
 def edit_result(

@@ -161,7 +161,7 @@ def adapt_new(text: str, span: Span, old: str, new: str, strategy: str) -> str:
     if strategy.endswith("whitespace-normalised"):
         new = _strip_like(old, new)
     elif "whitespace" in strategy or "indentation" in strategy or "trimmed" in strategy:
-        new = reindent(new, base_indent(split_old(old)[0]), base_indent(region.split("\n")))
+        new = reindent(new, split_old(old)[0], region.split("\n"))
     return restyle_quotes(new, region) if strategy.startswith("curly") else new
 
 
@@ -175,15 +175,28 @@ def _strip_like(old: str, new: str) -> str:
     return new
 
 
-def reindent(new: str, old_base: str, file_base: str) -> str:
-    """Lines of new_string indented under old_string's base indentation move to the file's."""
-    if old_base == file_base:
+def reindent(new: str, old_lines: list[str], file_lines: list[str]) -> str:
+    """new_string indented the way the file indents what old_string indented: each indentation of
+    old_string maps to the file's on the matching line; others move by the base difference."""
+    mapping: dict[str, str] = {}
+    for mine, theirs in zip(old_lines, file_lines, strict=False):
+        if mine.strip():
+            mapping.setdefault(indent_of(mine), indent_of(theirs))
+    old_base, file_base = base_indent(old_lines), base_indent(file_lines)
+    if all(key == value for key, value in mapping.items()) and old_base == file_base:
         return new
-    lines = new.split("\n")
-    return "\n".join(
-        file_base + line[len(old_base) :] if line.strip() and line.startswith(old_base) else line
-        for line in lines
-    )
+    return "\n".join(_reindent_line(line, mapping, old_base, file_base) for line in new.split("\n"))
+
+
+def _reindent_line(line: str, mapping: dict[str, str], old_base: str, file_base: str) -> str:
+    if not line.strip():
+        return line
+    indent = indent_of(line)
+    if indent in mapping:
+        return mapping[indent] + line[len(indent) :]
+    if line.startswith(old_base):
+        return file_base + line[len(old_base) :]
+    return line
 
 
 def restyle_quotes(new: str, region: str) -> str:

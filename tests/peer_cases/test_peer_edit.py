@@ -318,3 +318,34 @@ async def test_placeholders_are_fine_where_no_code_is_replaced(registry: Registr
         "Write", {"file_path": str(docs), "content": "```js\n// existing code here\n```\n"}
     )
     assert not out.is_error  # prose files show abbreviated code on purpose
+
+
+# The approval preview must show what the tolerant Edit will do, not predict a failure.
+async def test_the_approval_preview_follows_the_tolerant_match(tmp_path: Path) -> None:
+    from goat_jupyter.ui.preview import preview_html
+
+    (tmp_path / "p.py").write_text("def f():\n        return 1\n")
+    args = {
+        "file_path": "p.py",
+        "old_string": "def f():\n    return 1",
+        "new_string": "def f():\n    return 2",
+    }
+    html = await preview_html("Edit", args, tmp_path)
+    assert "+        return 2" in html and "will fail" not in html
+    ambiguous = await preview_html(
+        "Edit", {"file_path": "p.py", "old_string": "zzz", "new_string": "y"}, tmp_path
+    )
+    assert "was not found" in ambiguous and "will fail" in ambiguous
+
+
+# opencode replace() "LineTrimmedReplacer" with nested blocks: the relative indentation the model got
+# wrong is mapped line by line to the file's (4 spaces in old_string are 8 in the file, 8 are 12).
+async def test_line_trimmed_match_maps_each_indentation_level(registry: Registry, tmp_path: Path) -> None:
+    source = "def f(items):\n        for item in items:\n            use(item)\n        return 1\n"
+    target = await prepared(registry, tmp_path / "nested.py", source)
+    old = "def f(items):\n    for item in items:\n        use(item)"
+    new = "def f(items):\n    for item in items:\n        use(item)\n        log(item)\n    done()"
+    out = await edit(registry, target, old, new)
+    assert not out.is_error and "line-trimmed" in out.content
+    expected = "def f(items):\n        for item in items:\n            use(item)\n            log(item)\n        done()\n        return 1\n"
+    assert target.read_text() == expected

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,6 +35,8 @@ from goat_jupyter.tools.write import ensure_parent, refuse_folder_path
 CONTEXT_LINES = 4
 MAX_LINE_CHARS = 2000
 MAX_DIFF_LINES = 80
+DIFF_CONTEXT = 3  # difflib's default
+_HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 class EditInput(ToolInput):
@@ -63,10 +66,40 @@ def numbered_snippet(text: str, start: int, end: int, context: int = CONTEXT_LIN
 
 
 def unified_diff(path: Path, before: str, after: str) -> str:
+    """difflib's unified diff, run only on the lines between the common head and tail (plus context):
+    the same output, without difflib's slow matching over a big file's unchanged lines."""
+    old, new = before.splitlines(), after.splitlines()
+    head = _common_head(old, new)
+    tail = _common_head(old[head:][::-1], new[head:][::-1])
+    start = max(head - DIFF_CONTEXT, 0)
+    keep_tail = max(tail - DIFF_CONTEXT, 0)
     lines = difflib.unified_diff(
-        before.splitlines(), after.splitlines(), fromfile=str(path), tofile=str(path), lineterm=""
+        old[start : len(old) - keep_tail],
+        new[start : len(new) - keep_tail],
+        str(path),
+        str(path),
+        lineterm="",
     )
-    return "\n".join(lines)
+    return "\n".join(_shift_hunk(line, start) for line in lines)
+
+
+def _common_head(a: list[str], b: list[str]) -> int:
+    limit = min(len(a), len(b))
+    index = 0
+    while index < limit and a[index] == b[index]:
+        index += 1
+    return index
+
+
+def _shift_hunk(line: str, offset: int) -> str:
+    if not offset or not line.startswith("@@ "):
+        return line
+    match = _HUNK.match(line)
+    if match is None:
+        return line
+    old_start, old_len, new_start, new_len = match.groups(default="")
+    rest = line[match.end() :]
+    return f"@@ -{int(old_start) + offset}{old_len} +{int(new_start) + offset}{new_len} @@{rest}"
 
 
 def _line_of(text: str, offset: int) -> int:

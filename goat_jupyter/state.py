@@ -124,6 +124,13 @@ class FileReadState:
         if partial.unseen():
             self._stamps[str(path)] = partial
 
+    def unseen_between(self, path: Path, first: int, last: int) -> list[LineRange]:
+        """The lines from `first` to `last` that no Read of the current content has shown."""
+        stamp = self._stamps.get(str(path))
+        if stamp is None:
+            return [(first, last)]
+        return [(max(a, first), min(b, last)) for a, b in stamp.unseen() if a <= last and b >= first]
+
     def forget(self, path: Path) -> None:
         self._stamps.pop(str(path), None)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from goat_jupyter.errors import InvalidInputError, InvalidPathError, ToolExecutionError
+from goat_jupyter.errors import ConflictError, InvalidInputError, InvalidPathError, ToolExecutionError
 from goat_jupyter.file_lock import locked
 from goat_jupyter.fileio import (
     ABSENT,
@@ -25,7 +25,7 @@ from goat_jupyter.fileio import (
     sniff_binary,
     write_text_atomic,
 )
-from goat_jupyter.state import FileReadState, LineRange
+from goat_jupyter.state import FileReadState, LineRange, describe_ranges
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.bounding import cut_line
 from goat_jupyter.tools.edit_match import Replacement, apply, find_matches, look_alikes, plan
@@ -201,9 +201,27 @@ def _edit_locked(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -
     replacements, strategy, updated = plan_edit(
         text, args.old_string, args.new_string, args.replace_all, path
     )
+    if strategy != "exact":
+        refuse_unseen_near_match(path, text, replacements, reads)
     write_text_atomic(path, updated, fmt, expected=DiskVersion.of(stat))
     reads.record_edit(path, *line_moves(text, replacements))
     return edit_result(path, text, updated, replacements, strategy)
+
+
+def refuse_unseen_near_match(
+    path: Path, text: str, replacements: list[Replacement], reads: FileReadState
+) -> None:
+    """A near match is trusted only where the model has seen the file: an exact old_string proves it
+    knows the text, a near miss in lines it never read does not."""
+    for item in replacements:
+        first, last = _line_of(text, item.start), _line_of(text, max(item.start, item.end - 1))
+        gaps = reads.unseen_between(path, first, last)
+        if gaps:
+            raise ConflictError(
+                f"old_string did not match {path} exactly, and its closest match (lines {first}-{last}) is in "
+                f"lines {describe_ranges(gaps)} that were not read in this session; the file is unchanged. Read "
+                f"those lines (offset={gaps[0][0]}) and copy old_string from them."
+            )
 
 
 def plan_edit(

@@ -191,6 +191,22 @@ async def test_an_edit_after_a_partial_read_does_not_unlock_a_whole_write(
     assert not out.is_error
 
 
+# Issue 16: "a partial Read allows Edits inside what was seen". An exact old_string anywhere proves
+# the model knows the text; a near miss is trusted only inside the lines it read.
+async def test_near_miss_outside_the_lines_read_is_refused(registry: Registry, tmp_path: Path) -> None:
+    target = tmp_path / "long.py"
+    original = "".join(f"value_{i} = {i}\n" for i in range(1, 41))
+    target.write_text(original)
+    await registry.call("Read", {"file_path": str(target), "limit": 10})
+    out = await edit(registry, target, "value_30 = 30   ", "value_30 = 0")  # trailing spaces: a near miss
+    assert error_code(out) == "CONFLICT" and "30" in out.content and "offset=30" in out.content
+    assert target.read_text() == original
+    inside = await edit(registry, target, "value_5 = 5   ", "value_5 = 0")
+    assert not inside.is_error
+    exact = await edit(registry, target, "value_30 = 30\n", "value_30 = 0\n")
+    assert not exact.is_error
+
+
 async def test_reading_the_rest_allows_the_write(registry: Registry, tmp_path: Path) -> None:
     target = tmp_path / "fifty.txt"
     target.write_text("".join(f"row {i}\n" for i in range(1, 51)))

@@ -27,6 +27,7 @@ GLOB_FLAGS = (
     | wcglob.EXTGLOB
     | wcglob.DOTGLOB
 )
+_LITERAL_CHARS = re.compile(r"[\[\]()]")
 _MAGIC = re.compile(r"[*?\[\]{}()!|\\]")
 
 _PLAIN_NAME = re.compile(r"[\w.\-*?,]*(?:\{[\w.\-*?,]*\}[\w.\-*?,]*)*")
@@ -178,6 +179,17 @@ def _translate(pattern: str) -> tuple[re.Pattern[str] | None, re.Pattern[str] | 
     return wanted, unwanted
 
 
+def matching(pattern: str, listed: list[str]) -> Callable[[str], bool]:
+    """The pattern's matcher; when its brackets and parentheses read literally name listed files
+    (`**/[id]/page.tsx`), that literal reading wins."""
+    literal = _LITERAL_CHARS.sub(r"\\\g<0>", pattern)
+    if literal != pattern and "|" not in pattern:
+        literal_match = compile_matcher(literal)
+        if any(literal_match(rel) for rel in listed):
+            return literal_match
+    return compile_matcher(pattern)
+
+
 def newest_first(paths: list[str]) -> list[tuple[float, str]]:
     """(mtime, path) pairs, most recently modified first; vanished files are dropped."""
     stamped: list[tuple[float, str]] = []
@@ -210,10 +222,10 @@ class GlobTool(Tool[GlobInput]):
             raise InvalidPathError(f"{base} is a file, not a folder. Give a folder as path.")
         root, pattern = split_pattern(base, args.pattern)
         pattern = every_file_below(pattern)
-        matches = compile_matcher(pattern)
         lister = self._lister or default_lister()
         searchable = root.is_dir() and ".git" not in root.parts  # .git is never entered
         listed = await lister(root, list_hint(pattern)) if searchable else []
+        matches = matching(pattern, listed)
         hits = [os.path.join(root, rel) for rel in listed if matches(rel)]
         hits, hidden = drop_denied(hits, str, ctx)
         ranked = await asyncio.to_thread(newest_first, hits)

@@ -72,6 +72,14 @@ async def test_next_js_route_folders_are_found_literally(registry: Registry) -> 
     assert await found(registry, "app/[id]/*.tsx") == {"app/[id]/page.tsx"}
 
 
+# The same after a globstar, where no folder can be checked up front: the literal reading wins when
+# it names files, else the brackets stay a character class.
+async def test_literal_brackets_after_a_globstar(registry: Registry) -> None:
+    assert await found(registry, "**/[id]/page.tsx") == {"app/[id]/page.tsx"}
+    assert await found(registry, "**/(dashboard)/*.tsx") == {"app/(dashboard)/layout.tsx"}
+    assert await found(registry, "**/[ix]/page.tsx") == {"app/i/page.tsx"}
+
+
 # gemini-cli glob.test.ts "special characters in the name".
 async def test_file_name_with_brackets_is_found_literally(registry: Registry) -> None:
     assert await found(registry, "file[1].txt") == {"file[1].txt"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import stat
 import sys
 import threading
 import time
@@ -62,8 +63,10 @@ else:
     def _try_flock(key: str) -> int | None:
         """A locked descriptor, None when flock is not possible here, BUSY when someone else holds it."""
         target = _flock_target(key)
+        if not _lockable(target):
+            return None  # a FIFO or device: opening it could block or have side effects
         try:
-            fd = os.open(target, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(target, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
             return None  # unreadable or vanished: the in-kernel lock and the rename check still apply
         try:
@@ -78,6 +81,14 @@ else:
             os.close(fd)  # replaced by an atomic rename (or created) while we locked: lock what is there now
             return BUSY
         return fd
+
+
+def _lockable(target: str) -> bool:
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
 def _still_there(fd: int, target: str) -> bool:

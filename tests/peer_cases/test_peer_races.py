@@ -117,3 +117,16 @@ async def test_notebook_edits_from_two_subagents_are_both_kept(tmp_path: Path) -
     assert [r.is_error for r in results] == [False] * 4, [r.content for r in results]
     sources = ["".join(cell["source"]) for cell in json.loads(target.read_text())["cells"]]
     assert sources == [f"y{i} = {i}" for i in range(4)]
+
+
+async def test_writing_to_a_fifo_does_not_hang_in_the_lock(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    sessions = Sessions(tmp_path)
+    session = sessions.new()
+    out = await asyncio.wait_for(
+        sessions.call(session, "Write", {"file_path": str(fifo), "content": "x"}), 10
+    )
+    assert out.is_error  # never read, so refused; the point is that it returns at once

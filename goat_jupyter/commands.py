@@ -6,6 +6,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.runtime import GoatRuntime
 from goat_jupyter.session import list_sessions, summarize
@@ -72,6 +73,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
         f"messages {len(session.messages)}  background tasks running: {', '.join(running) or 'none'}\n"
         f"workspace {session.workspace}  cwd {session.cwd}"
     )
+    print(describe_sources(session.workspace))
 
 
 def _reset(goat: GoatRuntime, args: list[str]) -> None:

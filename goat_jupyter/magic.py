@@ -91,6 +91,7 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
     """Per cell: widgets when the frontend can answer, stdin in a terminal, else deny what would ask."""
     from goat_jupyter.events import Notice
     from goat_jupyter.policy import RulePolicy
+    from goat_jupyter.public.registry import with_user_approver
     from goat_jupyter.ui.interaction import make_interaction
 
     comm_idle.install(comm_idle.current_kernel())
@@ -104,7 +105,7 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
     if goat.policy is None:
         goat.policy = RulePolicy()
     if isinstance(goat.policy, RulePolicy):  # a policy plugged in through the API is left alone
-        goat.policy.approver = interaction.approver
+        goat.policy.approver = with_user_approver(interaction.approver)  # goat_jupyter.approver
         goat.policy.notify = notify
 
 

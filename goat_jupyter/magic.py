@@ -11,6 +11,7 @@ from typing import Any
 
 from goat_jupyter import commands
 from goat_jupyter.checkpoint_run import run_scope
+from goat_jupyter.config.keys import apply_keys
 from goat_jupyter.runtime import GoatRuntime, RunOptions
 from goat_jupyter.settings import PERMISSION_MODES
 from goat_jupyter.ui import CellRenderer, Renderer, comm_idle, make_renderer
@@ -51,6 +52,7 @@ def runtime() -> GoatRuntime:
     """The kernel's goat, created on first use in the kernel's working directory."""
     global _runtime
     if _runtime is None:
+        apply_keys(override=False)  # the settings panel's key store; environment variables win
         _runtime = GoatRuntime(Path.cwd())
         atexit.register(_runtime.shutdown)
     return _runtime

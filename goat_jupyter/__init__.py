@@ -65,5 +65,10 @@ async def _undo() -> None:  # pyright: ignore[reportUnusedFunction]
     await undo_last()
 
 
+def _jupyter_server_extension_points() -> list[dict[str, str]]:  # pyright: ignore[reportUnusedFunction]
+    """The settings panel's endpoints (goat_jupyter.server); enabled by jupyter-config/."""
+    return [{"module": "goat_jupyter.server"}]
+
+
 def _jupyter_labextension_paths() -> list[dict[str, str]]:  # pyright: ignore[reportUnusedFunction]
     return [{"src": "labextension", "dest": "goat-jupyter"}]

@@ -7,14 +7,14 @@ which the permission engine protects."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, cast
+
+from goat_jupyter.config.files import write_atomically
 
 KEYS_FILE = "keys.json"
 FILE_MODE = 0o600
@@ -63,19 +63,9 @@ def read_keys(path: Path | None = None) -> dict[str, str]:
 
 
 def write_keys(keys: Mapping[str, str], path: Path | None = None) -> Path:
-    """Replace the store atomically; the file is created 0600 and never exists with wider rights."""
+    """Replace the store atomically; the file is 0600 from its first byte, never wider."""
     path = path or key_store_path()
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mkstemp: mode 0600
-    try:
-        os.fchmod(handle, FILE_MODE)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(dict(sorted(keys.items())), out, indent=2)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_atomically(path, json.dumps(dict(sorted(keys.items())), indent=2), FILE_MODE)
     return path
 
 

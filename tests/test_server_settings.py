@@ -96,7 +96,7 @@ def test_settings_round_trip_keeps_other_keys(server: JupyterServer) -> None:
      ({"permissions": {"allow": [3]}}, "permissions.allow"),
      ({"permissions": {"sometimes": []}}, "permissions.sometimes"),
      ({"permission_mode": "yolo"}, "permission_mode"),
-     ({"model": ""}, "model"), ({"model": "gpt 4"}, "model"),
+     ({"model": 5}, "model"), ({"model": "gpt 4"}, "model"),
      ({"mcpServers": {"x": {"type": "http", "url": "ftp://x"}}}, "mcpServers"),
      ({"mcpServers": {"x": {"command": ""}}}, "mcpServers"),
      ({"autoload": "yes"}, "autoload"), ({"unknown": 1}, "unknown")],

@@ -88,10 +88,11 @@ def _model_problems(update: Mapping[str, Any]) -> Iterator[Problem]:
         if key not in update:
             continue
         value = update[key]
-        empty_ok = key == "small_model" and value in (None, "")
-        if not empty_ok and (not isinstance(value, str) or not value.strip() or len(value) > 200):
+        if value in (None, ""):
+            continue  # empty: the default model (the key is removed from the file)
+        if not isinstance(value, str) or not value.strip() or len(value) > 200:
             yield {"field": key, "message": "A litellm model name, e.g. gpt-4o-mini."}
-        elif isinstance(value, str) and any(ch.isspace() for ch in value.strip()):
+        elif any(ch.isspace() for ch in value.strip()):
             yield {"field": key, "message": "A model name has no spaces."}
 
 
@@ -151,8 +152,10 @@ def write(update: Mapping[str, Any], path: Path | None = None) -> dict[str, Any]
     path = path or user_settings_path()
     data = read_file(path)
     for key in ("model", "small_model", "permission_mode", "mcpServers"):
-        if key in update:
-            data[key] = update[key] or None if key == "small_model" else update[key]
+        if key in update and update[key] in (None, ""):
+            data.pop(key, None)
+        elif key in update:
+            data[key] = update[key].strip() if isinstance(update[key], str) else update[key]
     if "permissions" in update:
         block = data.get("permissions")
         rules: dict[str, Any] = dict(cast("dict[str, Any]", block)) if isinstance(block, dict) else {}

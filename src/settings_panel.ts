@@ -115,7 +115,7 @@ export class GoatSettingsPanel extends Widget {
   private autoload = element('input', { type: 'checkbox', 'data-goat': 'autoload' });
   private keyList = element('ul', { class: 'goat-settings-keys', 'data-goat': 'keys' });
   private keyName = element('input', { placeholder: 'OPENAI_API_KEY', 'data-goat': 'key-name' });
-  private keyValue = element('input', { type: 'password', 'data-goat': 'key-value' });
+  private keyValue = element('input', { type: 'password', placeholder: 'value', 'data-goat': 'key-value' });
   private status = element('div', { class: 'goat-settings-status', 'data-goat': 'status' });
   private catalogue: ICatalogue = { models: [], providers: [] };
 
@@ -159,10 +159,16 @@ export class GoatSettingsPanel extends Widget {
         keyRow
       ),
       section('MCP servers', this.mcp, this.mcpErrors, test, this.mcpResult),
-      section('Kernels', labelled('Load goat in every new kernel (autoload)', this.autoload)),
+      section('Kernels', this.checkbox('Load goat in every new kernel (autoload)', this.autoload)),
       save,
       this.status
     );
+  }
+
+  private checkbox(text: string, control: HTMLInputElement): HTMLElement {
+    const label = element('label', { class: 'goat-settings-check' });
+    label.append(control, element('span', {}, text));
+    return label;
   }
 
   private ruleBox(name: string): HTMLElement {

@@ -60,6 +60,10 @@ test('pick a model, add a deny rule, save; a new %%goat run uses both', async ({
   await panel.locator('[data-goat="save"]').click();
   await expect(panel.locator('[data-goat="rules-deny-error"]')).toContainText('Bash(unclosed');
   await expect(panel.locator('[data-goat="status"]')).toContainText('Not saved');
+  if (SHOTS) {
+    await panel.locator('[data-goat="rules-deny-error"]').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SHOTS}/settings-invalid-rule.png` });
+  }
   expect((await savedSettings(page)).permissions.deny).toEqual([]);
 
   // The model from the catalogue and a valid deny rule.
@@ -74,6 +78,7 @@ test('pick a model, add a deny rule, save; a new %%goat run uses both', async ({
   expect(saved.permissions.deny).toEqual(['Read(./secret.txt)']);
 
   if (SHOTS) {
+    await panel.evaluate(node => node.scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}/settings-light.png` });
     await page.theme.setDarkTheme();
     await page.screenshot({ path: `${SHOTS}/settings-dark.png` });

@@ -311,7 +311,8 @@ export class GoatSettingsPanel extends Widget {
     const general: string[] = [];
     for (const problem of problems) {
       const list = problem.field.startsWith('permissions.') ? problem.field.slice(12) : '';
-      const text = problem.rule !== undefined ? `${String(problem.rule)}: ${problem.message}` : problem.message;
+      const rule = problem.rule === undefined ? '' : String(problem.rule);
+      const text = !rule || problem.message.includes(rule) ? problem.message : `${rule}: ${problem.message}`;
       if (list && this.ruleErrors[list]) {
         this.ruleErrors[list].append(element('div', {}, text));
       } else if (problem.field === 'mcpServers') {

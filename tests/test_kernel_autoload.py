@@ -13,6 +13,13 @@ from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel
 
 pytestmark = pytest.mark.timeout(240)
 
+WAIT_FOR_LITELLM = """
+import sys, time
+deadline = time.monotonic() + 90
+while "litellm" not in sys.modules and time.monotonic() < deadline:
+    time.sleep(0.1)
+print("litellm" in sys.modules)
+"""
 USER_CONFIG = b"# my kernel settings\r\nc.InteractiveShell.ast_node_interactivity = 'all'"  # no final newline
 
 
@@ -35,6 +42,9 @@ async def test_autoload_on_loads_goat_in_new_kernels_and_off_restores_the_file(t
         async with KernelSession(tmp_path, env) as fresh:
             loaded = await fresh.execute("import sys; print('goat_jupyter.extension' in sys.modules)")
             assert loaded.stdout.strip() == "True"  # loaded at kernel start, before any cell
+            # The warm-up (agent import, then litellm) runs on its own with no goat cell sent yet.
+            warm = await fresh.execute(WAIT_FOR_LITELLM, timeout=120)
+            assert warm.stdout.strip() == "True"
             setting = await fresh.execute("get_ipython().ast_node_interactivity")
             assert setting.status == "ok"
             cell = await fresh.execute("%%goat\nhello")

@@ -6,6 +6,8 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from goat_jupyter.config.kernel_commands import autoload_command, reload_config
+from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.runtime import GoatRuntime
 from goat_jupyter.session import list_sessions, summarize
@@ -14,12 +16,14 @@ from goat_jupyter.settings import RUNTIME_KEYS, coerce_setting
 HELP = """%goat commands:
   %goat config                 show the runtime settings
   %goat config key=value ...   change settings (model, permission_mode, max_turns, ...)
+  %goat config reload          read the settings files and the key store again
   %goat status                 model, mode, turns, tokens and cost of this session
   %goat reset                  start a new conversation (stops background tasks)
   %goat history                the conversation so far, one line per message
   %goat resume [id]            list saved sessions, or continue one (newest with 'latest')
   %goat undo                   revert the files and cells changed by the last %%goat run
   %goat mcp [reconnect [name]] MCP servers: status, errors and tools; or reconnect them
+  %goat autoload [on|off]      load goat in every new kernel (the IPython kernel configuration)
 %%goat [--model M] [--mode MODE] [--max-turns N] [--new]   run the cell body as a prompt"""
 
 
@@ -34,6 +38,9 @@ def dispatch(goat: GoatRuntime, line: str) -> None:
 
 
 def _config(goat: GoatRuntime, args: list[str]) -> None:
+    if args == ["reload"]:
+        reload_config(goat)
+        return
     settings = goat.session.settings
     for item in args:
         key, sep, raw = item.partition("=")
@@ -72,6 +79,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
         f"messages {len(session.messages)}  background tasks running: {', '.join(running) or 'none'}\n"
         f"workspace {session.workspace}  cwd {session.cwd}"
     )
+    print(describe_sources(session.workspace))
 
 
 def _reset(goat: GoatRuntime, args: list[str]) -> None:
@@ -135,5 +143,6 @@ _COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
     "resume": _resume,
     "undo": _undo,
     "mcp": _mcp,
+    "autoload": autoload_command,
     "help": _help,
 }

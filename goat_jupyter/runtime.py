@@ -17,6 +17,7 @@ from goat_jupyter.llm import LLMClient, RetryPolicy
 from goat_jupyter.mcp import attach_mcp
 from goat_jupyter.notebook.select import live_notebook_service
 from goat_jupyter.process_owner import kill_everything
+from goat_jupyter.public.registry import custom_tools
 from goat_jupyter.session import Session, list_sessions, load_session
 from goat_jupyter.settings import PermissionMode, Settings, load_settings
 from goat_jupyter.subagents import subagent_services
@@ -74,6 +75,8 @@ class GoatRuntime:
     def _install(self, session: Session) -> None:
         self.session = session
         self.registry = default_registry(session=session)
+        for tool in custom_tools().values():  # registered from a cell (goat_jupyter.tool)
+            self.registry.register(tool)
         self._attach_services()
 
     def _attach_services(self) -> None:

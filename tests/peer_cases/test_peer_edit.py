@@ -376,3 +376,12 @@ async def test_a_long_miss_on_a_big_file_fails_fast(registry: Registry, tmp_path
     old = "".join(f"value_{i:06d} = compute({i}, 9)\n" for i in range(1_000))
     out = await edit(registry, target, old, "x = 1\n")
     assert error_code(out) == "INVALID_INPUT" and "not found" in out.content
+
+
+@pytest.mark.timeout(60)
+async def test_replace_all_with_many_matches_stays_linear(registry: Registry, tmp_path: Path) -> None:
+    source = "".join(f"value_{i} = {i}\n" for i in range(40_000))
+    target = await prepared(registry, tmp_path / "many.py", source)
+    out = await edit(registry, target, "value_", "v_", replace_all=True)
+    assert not out.is_error and out.metadata["replacements"] == 40_000
+    assert target.read_text() == source.replace("value_", "v_")

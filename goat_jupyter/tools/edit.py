@@ -144,9 +144,11 @@ def line_moves(
 ) -> tuple[Callable[[LineRange], LineRange], list[LineRange]]:
     """Where a range of lines of `text` is after the edit, and the line ranges the edit wrote."""
     regions: list[tuple[int, int, int, int]] = []  # old first/last line, new first/last line
-    shift = 0
-    for item in replacements:
-        first, old_breaks = _line_of(text, item.start), text.count("\n", item.start, item.end)
+    shift, first, counted = 0, 1, 0
+    for item in replacements:  # line numbers counted incrementally: replace_all may give thousands
+        first += text.count("\n", counted, item.start)
+        counted = item.start
+        old_breaks = text.count("\n", item.start, item.end)
         new_breaks = item.text.count("\n")
         regions.append((first, first + old_breaks, first + shift, first + shift + new_breaks))
         shift += new_breaks - old_breaks
@@ -213,9 +215,13 @@ def refuse_unseen_near_match(
 ) -> None:
     """A near match is trusted only where the model has seen the file: an exact old_string proves it
     knows the text, a near miss in lines it never read does not."""
+    unread = reads.unseen_between(path, 1, count_lines(text) or 1)
+    first, counted = 1, 0
     for item in replacements:
-        first, last = _line_of(text, item.start), _line_of(text, max(item.start, item.end - 1))
-        gaps = reads.unseen_between(path, first, last)
+        first += text.count("\n", counted, item.start)
+        counted = item.start
+        last = first + text.count("\n", item.start, max(item.start, item.end - 1))
+        gaps = [(max(a, first), min(b, last)) for a, b in unread if a <= last and b >= first]
         if gaps:
             raise ConflictError(
                 f"old_string did not match {path} exactly, and its closest match (lines {first}-{last}) is in "

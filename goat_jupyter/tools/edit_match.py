@@ -75,18 +75,28 @@ def _dedented(lines: list[str]) -> list[str]:
     return [line[cut:].rstrip() if line.strip() else "" for line in lines]
 
 
-def _block_finder(key: Callable[[list[str]], list[str]]) -> Finder:
-    """Whole-line blocks of the file whose `key` equals the key of old_string's lines."""
+def _block_finder(
+    line_key: Callable[[str], str], block_key: Callable[[list[str]], list[str]] | None = None
+) -> Finder:
+    """Whole-line blocks of the file whose lines' keys equal old_string's (and, with `block_key`, whose
+    block keys are equal too). Keys are computed once per line, so a miss costs one pass."""
 
     def find(text: str, old: str) -> list[Span]:
         wanted_lines, keeps_newline = split_old(old)
-        if not wanted_lines or not "".join(wanted_lines).strip():
+        wanted = [line_key(line) for line in wanted_lines]
+        anchor = next((i for i, key in enumerate(wanted) if key.strip()), None)
+        if anchor is None:
             return []
-        wanted = key(wanted_lines)
         lines = _Lines.of(text)
-        size, spans, index = len(wanted_lines), list[Span](), 0
-        while index + size <= len(lines.lines):
-            if key(lines.lines[index : index + size]) == wanted:
+        keys = [line_key(line) for line in lines.lines]
+        wanted_block = block_key(wanted_lines) if block_key else None
+        size, spans, index = len(wanted), list[Span](), 0
+        while index + size <= len(keys):
+            if (
+                keys[index + anchor] == wanted[anchor]
+                and keys[index : index + size] == wanted
+                and (block_key is None or block_key(lines.lines[index : index + size]) == wanted_block)
+            ):
                 end = lines.end(index + size - 1)
                 spans.append((lines.starts[index], end + 1 if keeps_newline and end < len(text) else end))
                 index += size
@@ -113,9 +123,9 @@ def whitespace_spans(text: str, old: str) -> list[Span]:
 
 
 FALLBACKS: tuple[tuple[str, Finder], ...] = (
-    ("trailing whitespace ignored", _block_finder(lambda lines: [line.rstrip() for line in lines])),
-    ("indentation-flexible", _block_finder(_dedented)),
-    ("line-trimmed", _block_finder(lambda lines: [line.strip() for line in lines])),
+    ("trailing whitespace ignored", _block_finder(str.rstrip)),
+    ("indentation-flexible", _block_finder(str.strip, _dedented)),
+    ("line-trimmed", _block_finder(str.strip)),
     ("whitespace-normalised", whitespace_spans),
 )
 

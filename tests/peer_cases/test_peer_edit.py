@@ -365,3 +365,23 @@ async def test_line_trimmed_match_maps_each_indentation_level(registry: Registry
     assert not out.is_error and "line-trimmed" in out.content
     expected = "def f(items):\n        for item in items:\n            use(item)\n            log(item)\n        done()\n        return 1\n"
     assert target.read_text() == expected
+
+
+# A long old_string that matches nowhere in a big file must fail fast, not scan block by block
+# (a hang guard, not a timing assertion: the old block scan took minutes here).
+@pytest.mark.timeout(30)
+async def test_a_long_miss_on_a_big_file_fails_fast(registry: Registry, tmp_path: Path) -> None:
+    source = "".join(f"    value_{i:06d} = compute({i}, {i % 7})\n" for i in range(60_000))
+    target = await prepared(registry, tmp_path / "big.py", source)
+    old = "".join(f"value_{i:06d} = compute({i}, 9)\n" for i in range(1_000))
+    out = await edit(registry, target, old, "x = 1\n")
+    assert error_code(out) == "INVALID_INPUT" and "not found" in out.content
+
+
+@pytest.mark.timeout(60)
+async def test_replace_all_with_many_matches_stays_linear(registry: Registry, tmp_path: Path) -> None:
+    source = "".join(f"value_{i} = {i}\n" for i in range(40_000))
+    target = await prepared(registry, tmp_path / "many.py", source)
+    out = await edit(registry, target, "value_", "v_", replace_all=True)
+    assert not out.is_error and out.metadata["replacements"] == 40_000
+    assert target.read_text() == source.replace("value_", "v_")

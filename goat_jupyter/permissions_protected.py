@@ -40,7 +40,9 @@ def protected_reason(
     hook_commands: Sequence[str] = (),
     extra: Sequence[Path] = (),
 ) -> str | None:
-    """Why changing `path` (or the folder it is) needs the user's approval; None when it does not."""
+    """Why changing `path` (or the folder it is) needs the user's approval; None when it does not.
+    A relative `path` is taken from the workspace; `~` is expanded."""
+    path = Path(workspace, os.path.expanduser(path))
     forms, roots = _forms(path), _forms(workspace)
     for form in forms:
         if reason := _by_name(form, roots):

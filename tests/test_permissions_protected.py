@@ -150,3 +150,10 @@ def test_a_workspace_inside_a_settings_folder_does_not_protect_every_file() -> N
     assert protected_reason(ws / "notes.txt", ws, home=Path("/elsewhere")) is None
     assert protected_reason(ws / ".goat" / "settings.json", ws, home=Path("/elsewhere")) is not None
     assert protected_reason(ws.parent / "settings.json", ws, home=Path("/elsewhere")) is not None
+
+
+def test_relative_and_home_paths_are_resolved_like_the_tools_do() -> None:
+    assert reason(".goat/settings.json") is not None
+    assert reason("sub/../.mcp.json") is not None
+    assert reason("~/.claude/settings.json") is not None
+    assert reason("notes/today.md") is None

@@ -79,10 +79,10 @@ def prepare(args: RunCodeInput, workspace: Path, iso: Isolation) -> Launch:
     if iso.bwrap is None:
         return Launch(limits.wrap(program_argv(args)), env, owner, applied(iso, spec, None, False))
     missing = must_not_create(workspace)
-    program = unix_socket_filter() if not args.network else None
+    program = unix_socket_filter(block_unix=not args.network)
     fds = (filter_fd(program),) if program is not None else ()
     argv = bwrap_argv(iso.bwrap, spec, program_argv(args), fds[0] if fds else None)
-    report = applied(iso, spec, MAX_PROCESSES if capped else None, bool(fds))
+    report = applied(iso, spec, MAX_PROCESSES if capped else None, bool(fds) and not args.network)
     return Launch(argv, {"PATH": BASE_PATH}, owner, report, fds, tuple(missing))
 
 

@@ -415,3 +415,23 @@ async def test_kernel_settings_under_proc_are_read_only(registry: Registry) -> N
     paths = ["/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches", "/proc/sysrq-trigger"]
     out = await run(registry, language="python", code=code, args=paths)
     assert "writable" not in section(out.content, "stdout"), out.content
+
+
+KEYCTL = """
+import ctypes, platform
+libc = ctypes.CDLL(None, use_errno=True)
+number = {"x86_64": 250, "aarch64": 219}[platform.machine()]
+result = libc.syscall(number, 0, -4, 0)  # KEYCTL_GET_KEYRING_ID of the user keyring, no creation
+print(result, ctypes.get_errno())
+"""
+
+
+@pytest.mark.parametrize("network", [False, True])
+async def test_the_kernel_keyring_is_out_of_reach(registry: Registry, network: bool) -> None:
+    outside = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", KEYCTL, stdout=asyncio.subprocess.PIPE
+    )
+    result, _ = await outside.communicate()
+    assert not result.startswith(b"-1 ")  # the call works without the sandbox
+    out = await run(registry, language="python", code=KEYCTL, network=network)
+    assert section(out.content, "stdout") == "-1 1"  # EPERM

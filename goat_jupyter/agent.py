@@ -36,6 +36,17 @@ def assistant_message(turn: AssistantTurn) -> Message:
     return message
 
 
+def make_call_ids_unique(turn: AssistantTurn) -> None:
+    """A model may repeat (or leave out) a tool-call id; every result must answer exactly one call."""
+    seen: set[str] = set()
+    for call in turn.tool_calls:
+        base, number = call.id or "call", 1
+        while not call.id or call.id in seen:
+            number += 1
+            call.id = f"{base}_{number}"
+        seen.add(call.id)
+
+
 def tool_message(call_id: str, output: ToolOutput) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "content": output.content}
 
@@ -155,6 +166,7 @@ class Agent:
                 Notice("Loading litellm (first use in this kernel, a few seconds)…", "info", self.agent_id)
             )
         turn = await self.llm.complete(self._request_messages(), self.registry.llm_tools(), on_text, on_retry)
+        make_call_ids_unique(turn)
         self.session.append(assistant_message(turn))
         self.session.turns += 1
         self.session.usage.add(turn.usage)

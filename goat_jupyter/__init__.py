@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from goat_jupyter.public import approver, hook, tool, unregister_tool
+    from goat_jupyter.api import approver, hook, tool, unregister_tool
 
 __version__ = "0.1.0"
 __all__ = [
@@ -26,9 +26,9 @@ def __getattr__(name: str) -> Any:
         from goat_jupyter.extension import wait_for_agent_import
 
         wait_for_agent_import()  # the warm-up thread may be importing the same modules right now
-        from goat_jupyter import public
+        from goat_jupyter import api
 
-        return getattr(public, name)
+        return getattr(api, name)
     raise AttributeError(f"module 'goat_jupyter' has no attribute {name!r}")
 
 

@@ -92,8 +92,8 @@ async def run_cell(line: str, body: str) -> None:
 def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
     """Per cell: widgets when the frontend can answer, stdin in a terminal, else deny what would ask."""
     from goat_jupyter.events import Notice
+    from goat_jupyter.plugins.registry import with_user_approver
     from goat_jupyter.policy import RulePolicy
-    from goat_jupyter.public.registry import with_user_approver
     from goat_jupyter.ui.interaction import make_interaction
 
     comm_idle.install(comm_idle.current_kernel())

@@ -16,8 +16,8 @@ from goat_jupyter.kernel_tools import kernel_service
 from goat_jupyter.llm import LLMClient, RetryPolicy
 from goat_jupyter.mcp import attach_mcp
 from goat_jupyter.notebook.select import live_notebook_service
+from goat_jupyter.plugins.registry import custom_tools
 from goat_jupyter.process_owner import kill_everything
-from goat_jupyter.public.registry import custom_tools
 from goat_jupyter.session import Session, list_sessions, load_session
 from goat_jupyter.settings import PermissionMode, Settings, load_settings
 from goat_jupyter.subagents import subagent_services

@@ -148,3 +148,31 @@ def test_status_lists_the_settings_files_read(home: Path, tmp_path: Path) -> Non
     listing = describe_sources(ws)
     assert str(read) in listing
     assert str(ws / ".claude/settings.json") not in listing
+
+
+@pytest.mark.parametrize(
+    ("deny_in", "allow_in"),
+    [
+        ("home", ".claude/settings.local.json"),
+        (".claude/settings.json", ".claude/settings.local.json"),
+        (".claude/settings.local.json", "home"),
+        (".claude/settings.local.json", ".goat/settings.json"),
+    ],
+)
+def test_a_deny_in_any_file_beats_an_allow_in_any_other(
+    home: Path, tmp_path: Path, deny_in: str, allow_in: str
+) -> None:
+    ws = tmp_path / "ws"
+
+    def place(where: str) -> Path:
+        return home / ".claude/settings.json" if where == "home" else ws / where
+
+    write(place(deny_in), rules(deny=["Bash(curl:*)"]))
+    write(place(allow_in), rules(allow=["Bash(curl:*)", "Bash"]))
+    settings = load_settings(ws, environ={})
+    context = PermissionContext(
+        workspace=ws, allow=settings.permissions.allow, deny=settings.permissions.deny, home=home
+    )
+    for command in ("curl x", "ls && curl x", "FOO=1 curl x", "/usr/bin/curl x", "echo $(curl x)"):
+        assert evaluate("Bash", {"command": command}, "spawns", context).behavior == "deny", command
+    assert evaluate("Bash", {"command": "ls"}, "spawns", context).behavior == "allow"

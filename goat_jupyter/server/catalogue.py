@@ -10,6 +10,8 @@ import os
 from typing import Any, cast
 
 _CHAT_MODES = ("chat", "responses")
+# Providers whose check reads OAuth token files (and logs warnings): not checked, shown as unknown.
+_NOT_CHECKED = ("github_copilot", "chatgpt")
 
 
 @functools.cache
@@ -28,6 +30,8 @@ def chat_models() -> dict[str, list[str]]:
 
 def provider_keys(provider: str, example_model: str) -> dict[str, Any]:
     """Whether litellm finds this provider's credentials in the environment, and what is missing."""
+    if provider in _NOT_CHECKED:
+        return {"provider": provider, "key_present": None, "missing": []}
     import litellm
 
     try:

@@ -13,8 +13,8 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
+import goat_jupyter.server.user_settings as user_settings
 from goat_jupyter.config.keys import apply_keys, key_store_path, read_keys, update_keys
-from goat_jupyter.server import user_settings
 from goat_jupyter.server.catalogue import catalogue
 from goat_jupyter.server.mcp_check import check_connection
 

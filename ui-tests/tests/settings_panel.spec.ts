@@ -77,6 +77,16 @@ test('pick a model, add a deny rule, save; a new %%goat run uses both', async ({
   expect(saved.model).toBe('gpt-4o-mini');
   expect(saved.permissions.deny).toEqual(['Read(./secret.txt)']);
 
+  // A provider key: stored, listed by name, its value never shown again.
+  await panel.locator('[data-goat="key-name"]').fill('GROQ_API_KEY');
+  await panel.locator('[data-goat="key-value"]').fill('gsk-PANEL-SECRET-7');
+  await panel.locator('[data-goat="key-save"]').click();
+  await expect(panel.locator('[data-goat="keys"]')).toContainText('GROQ_API_KEY');
+  await expect(panel.locator('[data-goat="key-value"]')).toHaveValue('');
+  expect(await page.content()).not.toContain('gsk-PANEL-SECRET-7');
+  const keys = await page.request.get('/goat/keys');
+  expect(await keys.text()).not.toContain('gsk-PANEL-SECRET-7');
+
   if (SHOTS) {
     await panel.evaluate(node => node.scrollTo(0, 0));
     await page.screenshot({ path: `${SHOTS}/settings-light.png` });
@@ -105,6 +115,7 @@ test('pick a model, add a deny rule, save; a new %%goat run uses both', async ({
   await expectText(await outputOf(page, 'model'), 'MODEL gpt-4o-mini');
 
   // Leave the server's user settings as they were for other tests.
+  await page.request.put('/goat/keys', { data: { remove: ['GROQ_API_KEY'] } });
   const reset = await page.request.put('/goat/settings', {
     data: { model: '', permissions: { allow: [], ask: [], deny: [] } }
   });

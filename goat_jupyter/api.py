@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from goat_jupyter.hooks_exec import HOOK_EVENTS, HookEvent, HookFunction
-from goat_jupyter.public.function_tool import FunctionTool, ToolFunction, function_tool
-from goat_jupyter.public.registry import ApproverFunction, custom_tools, set_approver_function
+from goat_jupyter.plugins.function_tool import FunctionTool, ToolFunction, function_tool
+from goat_jupyter.plugins.registry import ApproverFunction, custom_tools, set_approver_function
 
 __all__ = ["FunctionTool", "approver", "custom_tools", "hook", "tool", "unregister_tool"]
 

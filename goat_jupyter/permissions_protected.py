@@ -6,6 +6,7 @@ it) needs the user, or None. A path is protected when it is, lies inside or cont
   renamed folder can become the workspace's configuration),
 - the user's settings folder (`$GOAT_HOME`, `~/.goat`, `~/.claude`),
 - the workspace's `.git/hooks` and `.git/config` (git runs programs they name),
+- IPython's kernel configuration and startup folder (`$IPYTHONDIR/profile_default`),
 - any file a configured hook runs (words of the hook command that name a file),
 - extra paths the host protects.
 Both the path as written and with symlinks resolved are checked; names compare case-insensitively
@@ -119,12 +120,23 @@ def _places(
         (user_settings_path().parent, "the user's goat settings folder"),
         (home / ".goat", "the user's goat settings folder"),
         (home / ".claude", "the user's Claude Code settings folder"),
+        *_ipython_places(home),
     ]
     places += [
         (script, "a script a configured hook runs") for script in hook_scripts(hook_commands, workspace)
     ]
     places += [(Path(p), "a file the host protects") for p in extra]
     return places
+
+
+def _ipython_places(home: Path) -> list[tuple[Path, str]]:
+    """IPython's kernel configuration and startup scripts run code in every new kernel."""
+    root = Path(os.environ.get("IPYTHONDIR") or home / ".ipython")
+    label = "IPython's kernel configuration (it runs code in every new kernel)"
+    return [(root / "profile_default" / name, label) for name in _IPYTHON_RUNS]
+
+
+_IPYTHON_RUNS = ("ipython_kernel_config.py", "ipython_config.py", "startup")
 
 
 def _related(forms: Sequence[Path], place: Path, label: str) -> str | None:

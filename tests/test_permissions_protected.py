@@ -157,3 +157,18 @@ def test_relative_and_home_paths_are_resolved_like_the_tools_do() -> None:
     assert reason("sub/../.mcp.json") is not None
     assert reason("~/.claude/settings.json") is not None
     assert reason("notes/today.md") is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/home/user/.ipython/profile_default/ipython_kernel_config.py",
+        "/home/user/.ipython/profile_default/startup/00-run.py",
+        "/home/user/.ipython/profile_default/startup",
+        "/home/user/.ipython",
+    ],
+)
+def test_ipython_kernel_configuration_is_protected(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("IPYTHONDIR", raising=False)
+    assert reason(path) is not None
+    assert reason("/home/user/.ipython/profile_default/history.sqlite") is None

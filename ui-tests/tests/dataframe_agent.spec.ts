@@ -1,0 +1,135 @@
+/**
+ * examples/dataframe_agent.ipynb in a real JupyterLab, played from its cassette (issue 15): goat
+ * inspects the live DataFrame, inserts a plotting cell below its own %%goat cell (live, no reload),
+ * runs it (the figure shows in that cell), reads the figure (the model's next request carries the
+ * image) and adds a Markdown cell with findings.
+ */
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+
+import {
+  expectText,
+  GOAT_RUN_MS,
+  KERNEL_READY_MS,
+  liveCells,
+  openNotebook,
+  outputOf,
+  putText,
+  startCell,
+  tagCells,
+  cellById
+} from './goat-helpers';
+
+// Node's fs and path at run time (ui-tests has no @types/node).
+declare const require: (name: string) => any;
+declare const __dirname: string;
+const fs = require('fs');
+const path = require('path');
+
+const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
+const EXAMPLE_FILES = ['dataframe_agent.ipynb', 'cassettes/dataframe_agent.json', 'data/sales.csv'];
+// The contents API refuses hidden folders: the kernel writes .goat/settings.json (PREPARE).
+const SETTINGS = fs.readFileSync(path.join(EXAMPLES, '.goat', 'settings.json'), 'utf-8');
+
+test.describe.configure({ timeout: 240_000 });
+
+/** Copies the example, its cassette and data into the server under `dir`. */
+async function putExample(page: IJupyterLabPageFixture, dir: string): Promise<void> {
+  for (const folder of ['cassettes', 'data']) {
+    const response = await page.request.put(`/api/contents/${dir}/${folder}`, {
+      data: { type: 'directory' }
+    });
+    expect(response.ok(), `mkdir ${folder}: ${response.status()}`).toBe(true);
+  }
+  for (const file of EXAMPLE_FILES) {
+    await putText(page, `${dir}/${file}`, fs.readFileSync(path.join(EXAMPLES, file), 'utf-8'));
+  }
+}
+
+/** Runs `code` in the open notebook's kernel (not in a cell) and returns what it printed. */
+async function kernelRun(page: IJupyterLabPageFixture, code: string): Promise<string> {
+  return page.evaluate(async source => {
+    const panel = (window as any).jupyterapp.shell.currentWidget;
+    const future = panel.sessionContext.session.kernel.requestExecute({ code: source });
+    let printed = '';
+    future.onIOPub = (msg: any) => {
+      if (msg.header.msg_type === 'stream') {
+        printed += msg.content.text;
+      } else if (msg.header.msg_type === 'error') {
+        printed += `${msg.content.ename}: ${msg.content.evalue}`;
+      }
+    };
+    await future.done;
+    return printed;
+  }, code);
+}
+
+// Before the setup cell: no provider key (the cassette plays), no user settings, the example's
+// workspace settings, a request log.
+const PREPARE = [
+  'import os',
+  'os.makedirs(".goat", exist_ok=True)',
+  `open(".goat/settings.json", "w").write(${JSON.stringify(SETTINGS)})`,
+  'from goat_jupyter.replay.offline import PROVIDER_KEYS',
+  'for key in PROVIDER_KEYS: os.environ.pop(key, None)',
+  'os.environ["GOAT_HOME"] = os.path.abspath("goat-home")',
+  'os.environ["GOAT_REPLAY_REQUEST_LOG"] = os.path.abspath("requests.jsonl")',
+  'print("PREPARED")'
+].join('\n');
+
+// After the run: which turns the requests got, and whether the request answered by the turn
+// after RunCell (turn 4, the one that writes the findings) carries the figure as an image.
+const REQUESTS = [
+  'import json',
+  'entries = [json.loads(line) for line in open("requests.jsonl")]',
+  'def images(entry):',
+  '    return json.dumps(entry["request"]["messages"]).count("data:image/png;base64,")',
+  'print(json.dumps({"turns": [e["turn"] for e in entries], "images": {e["turn"]: images(e) for e in entries}}))'
+].join('\n');
+
+test('dataframe_agent.ipynb: a live plotting cell, its figure, and the findings', async ({
+  page,
+  tmpPath
+}) => {
+  await putExample(page, tmpPath);
+  await openNotebook(page, `${tmpPath}/dataframe_agent.ipynb`);
+  expect(await kernelRun(page, PREPARE)).toContain('PREPARED');
+  await page.evaluate(() => ((window as any).goatNoReload = true));
+
+  await startCell(page, 'setup');
+  await expectText(await outputOf(page, 'setup'), 'replaying the recorded session', KERNEL_READY_MS);
+  await startCell(page, 'load');
+  await expect(await outputOf(page, 'load')).toContainText('37278.58', { timeout: GOAT_RUN_MS });
+
+  await startCell(page, 'ask');
+  const ask = await outputOf(page, 'ask');
+  await expectText(ask, 'Want me to break the August dip down', 120_000);
+
+  // The cells goat inserted sit right below its own cell, in the open (unsaved) notebook.
+  const cells = await liveCells(page);
+  const at = cells.findIndex(cell => cell.id === 'ask');
+  const plot = cells[at + 1];
+  const findings = cells[at + 2];
+  expect(plot.type).toBe('code');
+  expect(plot.source).toContain('monthly.plot(');
+  expect(plot.count).not.toBeNull();
+  expect(findings.type).toBe('markdown');
+  expect(findings.source).toContain('East leads in every month');
+  expect(cells[at + 3].id).toBe('after');
+  expect(await page.evaluate(() => (window as any).goatNoReload)).toBe(true);
+
+  // The figure is an image output of the plotting cell on the page, and a thumbnail in goat's card.
+  await tagCells(page);
+  const plotImage = cellById(page, plot.id).locator('.jp-OutputArea img');
+  await expect(plotImage).toHaveCount(1);
+  await expect(plotImage).toBeVisible();
+  expect(await plotImage.evaluate((img: any) => img.naturalWidth)).toBeGreaterThan(400);
+  await expect(ask.locator('img[src^="data:image/png;base64,"]')).toHaveCount(1);
+  await expect(ask).toContainText('(image 1: PNG image');
+  await expect(cellById(page, findings.id)).toContainText('What the plot shows');
+
+  // The model's next request (the one answered by the findings turn) holds the figure.
+  const log = JSON.parse(await kernelRun(page, REQUESTS));
+  expect(log.turns).toEqual([0, 1, 2, 3, 4, 5]);
+  expect(log.images['3']).toBe(0);
+  expect(log.images['4']).toBe(1);
+});

@@ -2,13 +2,16 @@
 
     python scripts/cassette_tokens.py            # rewrite examples/cassettes/*.json in place
     python scripts/cassette_tokens.py --check    # only report turns whose counts are off
+    python scripts/cassette_tokens.py --log DIR/teaching_demo.jsonl   # add a browser run's requests
 
 Each example notebook is run headless and offline (nbconvert, no API key) with the replay server
 logging every request; each played turn then gets `usage.prompt_tokens` counted by litellm for that
 request (system prompt + tool definitions + history), `completion_tokens` for its own text and tool
 calls, and a realistic pace. Rerun it whenever the system prompt, a tool description or a cassette's
 conversation changes. Turns a headless run does not reach (the teaching demo's clicked branches)
-keep their counts. To record a cassette from a real model instead, see README ("Example cassettes").
+are counted from a browser run's log: `GOAT_UI_TESTS_REQUEST_LOGS=DIR bash scripts/ui-tests
+tests/dataframe_agent.spec.ts` keeps DIR/NAME.jsonl; pass it with --log. To record a cassette from a
+real model instead, see README ("Example cassettes").
 """
 
 from __future__ import annotations
@@ -69,19 +72,23 @@ def by_cassette(entries: list[dict[str, Any]]) -> dict[Path, list[dict[str, Any]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--check", action="store_true", help="report only; change no file")
-    parser.add_argument("notebooks", nargs="*", help="example notebooks (default: all)")
+    parser.add_argument("--log", action="append", default=[], help="also use this request log (JSONL)")
+    parser.add_argument(
+        "notebooks", nargs="*", help="example notebooks to run (default: all, none with --log)"
+    )
     args = parser.parse_args()
-    names = args.notebooks or sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
-    failures = 0
+    names = args.notebooks or ([] if args.log else sorted(p.name for p in EXAMPLES.glob("*.ipynb")))
     with tempfile.TemporaryDirectory(prefix="goat-tokens-") as tmp:
-        for name in names:
-            for cassette, entries in by_cassette(run_example(name, Path(tmp))).items():
-                if args.check:
-                    problems = off_counts(load_cassette(cassette), entries)
-                    failures += len(problems)
-                    print(f"{cassette.name}: " + ("; ".join(problems) or "token counts match"))
-                else:
-                    print(f"{cassette.name}: {update_cassette(cassette, entries)} turn(s) updated")
+        entries = [entry for log in args.log for entry in read_log(log)]
+        entries += [entry for name in names for entry in run_example(name, Path(tmp))]
+    failures = 0
+    for cassette, played in by_cassette(entries).items():
+        if args.check:
+            problems = off_counts(load_cassette(cassette), played)
+            failures += len(problems)
+            print(f"{cassette.name}: " + ("; ".join(problems) or "token counts match"))
+        else:
+            print(f"{cassette.name}: {update_cassette(cassette, played)} turn(s) updated")
     return 1 if failures else 0
 
 

@@ -25,16 +25,15 @@ CHUNK_DELAY_S = 0.015  # about 60 words a second
 
 def prompt_tokens(request: dict[str, Any]) -> int:
     """Tokens of the request's messages plus its tool definitions."""
-    litellm = _litellm()
     tools = cast(list[Any] | None, request.get("tools"))
-    return int(litellm.token_counter(model=COUNT_MODEL, messages=request.get("messages", []), tools=tools))
+    return _count(messages=request.get("messages", []), tools=tools)
 
 
 def completion_tokens(turn: ResponseTurn) -> int:
     """Tokens of the turn's text and tool calls as the model wrote them."""
     parts = [turn.text, *(f"{call.name}{call.arguments_json()}" for call in turn.tool_calls)]
     text = "".join(parts)
-    return int(_litellm().token_counter(model=COUNT_MODEL, text=text)) if text else 1
+    return _count(text=text) if text else 1
 
 
 def read_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -76,8 +75,15 @@ def update_cassette(path: str | os.PathLike[str], entries: Iterable[dict[str, An
     return changed
 
 
-def _litellm() -> Any:
+def _count(**what: Any) -> int:
+    """litellm's token_counter, also where goat turned it off for speed (in a kernel, llm.py)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
     import litellm
 
-    return litellm
+    counter: Any = litellm.token_counter  # pyright: ignore[reportUnknownMemberType]
+    disabled = litellm.disable_token_counter
+    litellm.disable_token_counter = False
+    try:
+        return int(counter(model=COUNT_MODEL, **what))
+    finally:
+        litellm.disable_token_counter = disabled

@@ -1,13 +1,17 @@
 /**
- * examples/dataframe_agent.ipynb in a real JupyterLab, played from its cassette (issue 15): goat
- * inspects the live DataFrame, inserts a plotting cell below its own %%goat cell (live, no reload),
- * runs it (the figure shows in that cell), reads the figure (the model's next request carries the
- * image) and adds a Markdown cell with findings.
+ * The examples in a real JupyterLab, played from their cassettes (issue 15).
+ * - dataframe_agent.ipynb: goat inspects the live DataFrame, inserts a plotting cell below its own
+ *   %%goat cell (live, no reload), runs it (the figure shows in that cell), reads the figure (the
+ *   model's next request carries the image) and adds a Markdown cell with findings.
+ * - teaching_demo.ipynb: the clicks its Markdown cells tell the presenter to make lead through the
+ *   recorded session (plan review, approvals, a question, a denial with feedback, a revert).
  */
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 
 import {
+  expectButton,
   expectText,
+  getContents,
   GOAT_RUN_MS,
   KERNEL_READY_MS,
   liveCells,
@@ -26,21 +30,22 @@ const fs = require('fs');
 const path = require('path');
 
 const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
-const EXAMPLE_FILES = ['dataframe_agent.ipynb', 'cassettes/dataframe_agent.json', 'data/sales.csv'];
+const EXAMPLE_FILES = (name: string) => [`${name}.ipynb`, `cassettes/${name}.json`, 'data/sales.csv'];
 // The contents API refuses hidden folders: the kernel writes .goat/settings.json (PREPARE).
 const SETTINGS = fs.readFileSync(path.join(EXAMPLES, '.goat', 'settings.json'), 'utf-8');
 
 test.describe.configure({ timeout: 240_000 });
+const FEEDBACK = "format the best month's revenue like the totals";
 
 /** Copies the example, its cassette and data into the server under `dir`. */
-async function putExample(page: IJupyterLabPageFixture, dir: string): Promise<void> {
+async function putExample(page: IJupyterLabPageFixture, dir: string, name: string): Promise<void> {
   for (const folder of ['cassettes', 'data']) {
     const response = await page.request.put(`/api/contents/${dir}/${folder}`, {
       data: { type: 'directory' }
     });
     expect(response.ok(), `mkdir ${folder}: ${response.status()}`).toBe(true);
   }
-  for (const file of EXAMPLE_FILES) {
+  for (const file of EXAMPLE_FILES(name)) {
     await putText(page, `${dir}/${file}`, fs.readFileSync(path.join(EXAMPLES, file), 'utf-8'));
   }
 }
@@ -86,11 +91,32 @@ const REQUESTS = [
   'print(json.dumps({"turns": [e["turn"] for e in entries], "images": {e["turn"]: images(e) for e in entries}}))'
 ].join('\n');
 
+// Node's environment (playwright.config.js passes it through).
+declare const process: { env: Record<string, string | undefined> };
+
+/**
+ * The recorded prompt tokens of every turn played here (the clicked branches included, which no
+ * headless run reaches) match the requests, as tests/test_examples.py checks for headless runs.
+ * With GOAT_UI_TESTS_REQUEST_LOGS=DIR the log is kept as DIR/NAME.jsonl for
+ * `python scripts/cassette_tokens.py --log DIR/NAME.jsonl`.
+ */
+async function checkTokenCounts(page: IJupyterLabPageFixture, name: string): Promise<void> {
+  const keep = process.env.GOAT_UI_TESTS_REQUEST_LOGS;
+  const code = [
+    'import json, shutil',
+    'from goat_jupyter.replay import load_cassette',
+    'from goat_jupyter.replay.tokens import off_counts, read_log',
+    keep ? `shutil.copy("requests.jsonl", ${JSON.stringify(`${keep}/${name}.jsonl`)})` : '',
+    `print(json.dumps(off_counts(load_cassette("cassettes/${name}.json"), read_log("requests.jsonl"))))`
+  ].join('\n');
+  expect(JSON.parse(await kernelRun(page, code))).toEqual([]);
+}
+
 test('dataframe_agent.ipynb: a live plotting cell, its figure, and the findings', async ({
   page,
   tmpPath
 }) => {
-  await putExample(page, tmpPath);
+  await putExample(page, tmpPath, 'dataframe_agent');
   await openNotebook(page, `${tmpPath}/dataframe_agent.ipynb`);
   expect(await kernelRun(page, PREPARE)).toContain('PREPARED');
   await page.evaluate(() => ((window as any).goatNoReload = true));
@@ -132,4 +158,53 @@ test('dataframe_agent.ipynb: a live plotting cell, its figure, and the findings'
   expect(log.turns).toEqual([0, 1, 2, 3, 4, 5]);
   expect(log.images['3']).toBe(0);
   expect(log.images['4']).toBe(1);
+  await checkTokenCounts(page, 'dataframe_agent');
+});
+
+test('teaching_demo.ipynb: the clicks its steps name play the recorded session', async ({
+  page,
+  tmpPath
+}) => {
+  await putExample(page, tmpPath, 'teaching_demo');
+  await openNotebook(page, `${tmpPath}/teaching_demo.ipynb`);
+  expect(await kernelRun(page, PREPARE)).toContain('PREPARED');
+  await startCell(page, 'setup');
+  await expectText(await outputOf(page, 'setup'), 'replaying the recorded session', KERNEL_READY_MS);
+
+  // Step 1: the plan, Approve; then Bash asks: Allow for session.
+  await startCell(page, 'plan');
+  const plan = await outputOf(page, 'plan');
+  await (await expectButton(plan, 'Approve')).click();
+  await expect(plan).toContainText('Plan approved by the user');
+  await expect(plan).toContainText('python report.py');
+  await (await expectButton(plan, 'Allow for session')).click();
+  await expectText(plan, 'East is ahead by about 50k');
+  await expect(plan).toContainText('549,676.72');
+
+  // Step 2: the question, then Deny with feedback, then Allow once.
+  await startCell(page, 'ask');
+  const ask = await outputOf(page, 'ask');
+  await (await expectButton(ask, 'Month and revenue')).click();
+  await expectButton(ask, 'Deny');
+  await ask.getByPlaceholder('Optional feedback for the model').fill(FEEDBACK);
+  await ask.getByPlaceholder('Optional feedback for the model').press('Enter');
+  await ask.getByRole('button', { name: 'Deny', exact: true }).click();
+  await expectText(ask, 'the best month\'s revenue gets the same format');
+  await expect(ask).toContainText(`Their feedback: ${FEEDBACK}`);
+  await (await expectButton(ask, 'Allow once')).click();
+  await expectText(ask, 'Every region had its best month');
+  await expect(ask).toContainText('best month 2025-12 (59,841.90)');
+  expect(await getContents(page, `${tmpPath}/report.py`)).toContain('({value:,.2f})');
+
+  // Step 3: Revert this run puts report.py back as step 1 wrote it.
+  const revert = ask.getByRole('button', { name: 'Revert this run' }); // its icon adds a space
+  await expect(revert).toBeVisible();
+  await revert.click();
+  await expectText(ask, 'Reverted %%goat run');
+  const report = await getContents(page, `${tmpPath}/report.py`);
+  expect(report).toContain('revenue[row["region"]] += float(row["revenue"])');
+  expect(report).not.toContain('best month');
+  await startCell(page, 'show');
+  await expect(await outputOf(page, 'show')).toContainText('print(f"{region:<6} {total:12,.2f}")');
+  await checkTokenCounts(page, 'teaching_demo');
 });

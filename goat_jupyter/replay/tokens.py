@@ -80,7 +80,7 @@ def _count(**what: Any) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
     import litellm
 
-    counter: Any = litellm.token_counter  # pyright: ignore[reportUnknownMemberType]
+    counter: Any = litellm.token_counter  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     disabled = litellm.disable_token_counter
     litellm.disable_token_counter = False
     try:

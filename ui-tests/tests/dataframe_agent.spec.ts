@@ -7,6 +7,7 @@
  *   recorded session (plan review, approvals, a question, a denial with feedback, a revert).
  */
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { Locator } from '@playwright/test';
 
 import {
   expectButton,
@@ -94,6 +95,16 @@ const REQUESTS = [
 // Node's environment (playwright.config.js passes it through).
 declare const process: { env: Record<string, string | undefined> };
 
+/** With GOAT_SCREENSHOTS_DIR (scripts/screenshots), a screenshot of the page with `focus` in view. */
+async function shot(page: IJupyterLabPageFixture, name: string, focus: Locator): Promise<void> {
+  const dir = process.env.GOAT_SCREENSHOTS_DIR;
+  if (!dir) {
+    return;
+  }
+  await focus.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${dir}/dataframe_agent-${name}.png` });
+}
+
 /**
  * The recorded prompt tokens of every turn played here (the clicked branches included, which no
  * headless run reaches) match the requests, as tests/test_examples.py checks for headless runs.
@@ -118,6 +129,10 @@ test('dataframe_agent.ipynb: a live plotting cell, its figure, and the findings'
 }) => {
   await putExample(page, tmpPath, 'dataframe_agent');
   await openNotebook(page, `${tmpPath}/dataframe_agent.ipynb`);
+  if (process.env.GOAT_SCREENSHOTS_DIR) {
+    await page.setViewportSize({ width: 1200, height: 860 });
+    await page.sidebar.close('left');
+  }
   expect(await kernelRun(page, PREPARE)).toContain('PREPARED');
   await page.evaluate(() => ((window as any).goatNoReload = true));
 
@@ -125,9 +140,18 @@ test('dataframe_agent.ipynb: a live plotting cell, its figure, and the findings'
   await expectText(await outputOf(page, 'setup'), 'replaying the recorded session', KERNEL_READY_MS);
   await startCell(page, 'load');
   await expect(await outputOf(page, 'load')).toContainText('37278.58', { timeout: GOAT_RUN_MS });
+  await shot(page, '1-dataframe', cellById(page, 'ask'));
 
   await startCell(page, 'ask');
   const ask = await outputOf(page, 'ask');
+  await expect(ask).toContainText('pandas.DataFrame with shape (48, 4)', { timeout: GOAT_RUN_MS });
+  if (process.env.GOAT_SCREENSHOTS_DIR) {
+    await ask.locator('details').nth(1).evaluate((details: any) => (details.open = true));
+  }
+  await shot(page, '2-inspect', ask.locator('details').nth(1));
+  await expect.poll(async () => (await liveCells(page)).length, { timeout: GOAT_RUN_MS }).toBe(6);
+  await tagCells(page);
+  await shot(page, '3-cell-inserted', cellById(page, 'after'));
   await expectText(ask, 'Want me to break the August dip down', 120_000);
 
   // The cells goat inserted sit right below its own cell, in the open (unsaved) notebook.
@@ -152,6 +176,9 @@ test('dataframe_agent.ipynb: a live plotting cell, its figure, and the findings'
   await expect(ask.locator('img[src^="data:image/png;base64,"]')).toHaveCount(1);
   await expect(ask).toContainText('(image 1: PNG image');
   await expect(cellById(page, findings.id)).toContainText('What the plot shows');
+  await shot(page, '4-plot', plotImage);
+  await shot(page, '5-goat-sees-the-plot', ask.locator('img[src^="data:image/png;base64,"]'));
+  await shot(page, '6-findings', cellById(page, 'after'));
 
   // The model's next request (the one answered by the findings turn) holds the figure.
   const log = JSON.parse(await kernelRun(page, REQUESTS));

@@ -35,6 +35,9 @@ TURNS = [
     tool_turn("RunCell", {"cell_id": "cell-0"}, match="[plot]"),
     tool_turn("RunCell", {"cell_id": "cell-1"}, match="[plot]"),
     text_turn("Plotted.", match="[plot]"),
+    tool_turn("RunCell", {"cell_id": "cell-0"}, match="[figs]"),
+    tool_turn("RunCell", {"cell_id": "cell-1"}, match="[figs]"),
+    text_turn("Looked.", match="[figs]"),
     tool_turn("RunCell", {"cell_id": "cell-2"}, match="[agg]"),
     tool_turn("RunCell", {"cell_id": "cell-3"}, match="[agg]"),
     tool_turn("RunCell", {"cell_id": "cell-2"}, match="[agg]"),
@@ -279,6 +282,33 @@ async def test_run_cell_plots_reach_the_model_downscaled_and_the_cell(
     assert len(sizes) == 1 and max(sizes[0]) == 1024, sizes
     assert goat_cell_images(result) == [], "the figure did not land in the %%goat cell"
     assert (await kernel.execute("%config InlineBackend.close_figures = True")).status == "ok"
+
+
+async def test_run_cell_figures_shown_explicitly_or_before_an_error(
+    kernel: KernelSession, server: ReplayServer
+) -> None:
+    shown_then_open = (
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nplt.figure(); plt.plot([2, 1]);"
+    )
+    cells = [
+        new_cell("code", shown_then_open),
+        new_cell("code", "plt.plot([3, 3])\nraise ValueError('after drawing')"),
+        new_cell("code", "%%goat"),
+    ]
+    frontend = FakeNotebookFrontend(NB, cells, server_root=str(kernel.cwd)).attach(kernel)
+    assert (await kernel.execute("plt.close('all')")).status == "ok"  # figures earlier tests left open
+    result = await kernel.execute(
+        "%%goat --new\n[figs] look", timeout=120, metadata={"cellId": cells[2]["id"]}
+    )
+    assert result.status == "ok", result.error
+    both, failed = frontend.cells()[:2]
+    assert [o["output_type"] for o in both["outputs"]] == ["display_data", "display_data"], "each figure once"
+    assert [o["output_type"] for o in failed["outputs"]] == ["error", "display_data"]
+    assert "image/png" in failed["outputs"][1]["data"], "drawn before the error: shown, as in a notebook"
+    shown, error = tool_results(server, "[figs]")[-2:]
+    assert shown.count("(image ") == 2
+    assert error.startswith("Error:") and "ValueError: after drawing" in error
+    assert goat_cell_images(result) == []
 
 
 async def test_run_cell_plots_headless_with_agg(kernel: KernelSession, server: ReplayServer) -> None:

@@ -26,9 +26,8 @@ from goat_jupyter.kernel_summary import summarize
 
 def frame(rows: int) -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    data = {f"x{i}": rng.random(rows) for i in range(10)}
-    data["n"] = np.arange(rows)
-    df = pd.DataFrame(data)
+    df = pd.DataFrame({f"x{i}": rng.random(rows) for i in range(10)})
+    df["n"] = np.arange(rows)
     df["label"] = np.where(df["n"] % 3 == 0, "a", "bb")
     df.loc[df["n"] % 7 == 0, "x0"] = np.nan
     return df
@@ -41,7 +40,7 @@ def timed(work: Callable[[], object]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description="KernelInspect on a large DataFrame vs repr + null counts")
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()

@@ -21,11 +21,12 @@ from goat_jupyter.tools.notebook_view import strip_ansi
 from goat_jupyter.tools.read_formats import prepare_image
 
 if TYPE_CHECKING:
-    from goat_jupyter.kernel_capture import Output
+    from goat_jupyter.kernel_capture import Output, OutputSink
     from goat_jupyter.tools.kernel_inspect import KernelInspectInput
     from goat_jupyter.tools.run_cell import RunCellInput
 
 MAX_IMAGES = 10
+MAX_IMAGE_SIDE = 1024  # cell outputs (plots) reach the model at most this many pixels on the long side
 MAX_ERROR_OUTPUT_CHARS = 28_000  # like Bash: head and tail of long output
 _IMAGE_KINDS = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
@@ -37,7 +38,7 @@ class KernelService:
         self.shell = shell
 
     async def run_cell(self, args: RunCellInput, ctx: ToolContext) -> ToolOutput:
-        from goat_jupyter.kernel_capture import OutputSink, captured, run_source
+        from goat_jupyter.kernel_capture import OutputSink, captured
 
         path = await self._notebook_path(args.notebook_path, ctx)
         backend = await choose_backend(path, ctx)
@@ -46,7 +47,7 @@ class KernelService:
         cell = self._runnable(find_cell(await backend.list_cells(), args.cell_id, where=str(path)), ctx)
         count = self._next_execution_count()
         sink = OutputSink(on_text=_progress_sink(ctx))
-        await captured(self.shell, sink, lambda: run_source(self.shell, cell.source, sink, count))
+        await captured(self.shell, sink, lambda: self._run_drawing(cell.source, sink, count))
         await _write_outputs(backend, cell, sink.outputs, count)
         if not backend.live:
             ctx.session.file_reads.record(path)
@@ -68,6 +69,15 @@ class KernelService:
         return ToolOutput(
             f"Ran {where} as execution [{count}]. Outputs:\n{body}", metadata=meta, attachments=attachments
         )
+
+    async def _run_drawing(self, source: str, sink: OutputSink, count: int) -> None:
+        """Run the source, then publish the figures it drew as its own outputs (not the %%goat cell's)."""
+        from goat_jupyter.kernel_capture import run_source
+        from goat_jupyter.kernel_figures import flush_figures, open_figures
+
+        before = open_figures()
+        await run_source(self.shell, source, sink, count)
+        flush_figures(sink, before)
 
     async def inspect(self, args: KernelInspectInput, ctx: ToolContext) -> ToolOutput:
         from goat_jupyter.kernel_capture import OutputSink, captured, evaluate
@@ -169,7 +179,7 @@ def _image(value: str, mime: str, images: list[Attachment]) -> str:
     if len(images) >= MAX_IMAGES:
         return f"({mime} not attached: {MAX_IMAGES} images already attached)"
     try:
-        shown = prepare_image(base64.b64decode("".join(value.split()), validate=True))
+        shown = prepare_image(base64.b64decode("".join(value.split()), validate=True), MAX_IMAGE_SIDE)
     except (binascii.Error, ValueError, GoatError):
         return f"({mime} output that could not be decoded)"
     images.append(shown.attachment(f"Cell output image {len(images) + 1}: {shown.describe()}"))

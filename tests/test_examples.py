@@ -1,4 +1,5 @@
-"""Every example notebook runs end to end headless, offline, with no API key (nbconvert --execute)."""
+"""Every example notebook runs end to end headless, offline, with no API key (nbconvert --execute),
+and the token counts its cassette reports are those of the requests goat really sends."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from goat_jupyter.replay import REQUEST_LOG_ENV, load_cassette
 from goat_jupyter.replay.offline import PROVIDER_KEYS
+from goat_jupyter.replay.tokens import TOLERANCE, off_counts, read_log
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
@@ -22,13 +25,37 @@ pytestmark = pytest.mark.timeout(300)
 EXPECTED = {
     "quickstart.ipynb": ["Hello from goat!", "hello.py"],
     "data_analysis.ipynb": ["131,033.41", "weakest region: South", "by_region"],
+    "dataframe_agent.ipynb": [
+        "pandas.DataFrame with shape (48, 4)",
+        "revenue  float64    0 null",
+        "Inserted a new code cell",
+        "(image 1: PNG image",
+        "data:image/png;base64,",
+        "Inserted a new markdown cell",
+        "East leads every month",
+        "Headless: working in a copy of this folder",
+    ],
+    "teaching_demo.ipynb": [
+        "## Plan: `report.py`",
+        "Run this notebook in JupyterLab and click **Approve**",
+        "report.py was not written in this run",
+    ],
+}
+# Headless, nobody can review a plan or answer a question: the transcript says so (the recorded
+# session has a branch for it); clicked runs are played in ui-tests/tests/dataframe_agent.spec.ts.
+EXPECTED_ERRORS = {
+    "teaching_demo.ipynb": [
+        "Error: No user can review the plan in this run",
+        "Error: No user can answer questions in this run",
+    ],
 }
 
 
-def offline_env(home: Path) -> dict[str, str]:
+def offline_env(home: Path, log: Path) -> dict[str, str]:
     dropped = {*PROVIDER_KEYS, "OPENAI_API_BASE", "OPENAI_BASE_URL"}
     env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("GOAT_")}
     env["GOAT_HOME"] = str(home)
+    env[REQUEST_LOG_ENV] = str(log)
     return env
 
 
@@ -62,7 +89,7 @@ def test_example_runs_offline(name: str, tmp_path: Path) -> None:
             "--ExecutePreprocessor.timeout=240",
         ],
         cwd=workdir,
-        env=offline_env(tmp_path / "home"),
+        env=offline_env(tmp_path / "home", tmp_path / "requests.jsonl"),
         capture_output=True,
         text=True,
         timeout=280,
@@ -71,11 +98,29 @@ def test_example_runs_offline(name: str, tmp_path: Path) -> None:
     executed = nbformat.read(out, as_version=4)
     text = all_output_text(executed)
     assert "replaying the recorded session" in text
+    for expected in EXPECTED_ERRORS.get(name, []):
+        assert expected in text, f"{expected!r} missing from the outputs of {name}"
+        text = text.replace(expected, "")
     assert "Error: " not in text, text[-3000:]
     assert "Traceback" not in text
     for expected in EXPECTED[name]:
         assert expected in text, f"{expected!r} missing from the outputs of {name}"
+    check_token_counts(name, tmp_path / "requests.jsonl")
+
+
+def check_token_counts(name: str, log: Path) -> None:
+    """Every played turn reports about the prompt tokens its request really holds (litellm's count)."""
+    entries = list(read_log(log))
+    assert entries, f"{name} sent no request to its cassette"
+    cassette = load_cassette(EXAMPLES / "cassettes" / Path(entries[0]["cassette"]).name)
+    problems = off_counts(cassette, entries)
+    assert not problems, (
+        f"{name}: prompt tokens more than {TOLERANCE:.0%} off (the system prompt, a tool description or "
+        f"the conversation changed); rerun `python scripts/cassette_tokens.py`:\n" + "\n".join(problems)
+    )
 
 
 def test_examples_exist() -> None:
-    assert {"quickstart.ipynb", "data_analysis.ipynb"} <= set(NOTEBOOKS)
+    assert {"quickstart.ipynb", "data_analysis.ipynb", "dataframe_agent.ipynb", "teaching_demo.ipynb"} <= set(
+        NOTEBOOKS
+    )

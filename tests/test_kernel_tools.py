@@ -3,7 +3,10 @@ the model bounded; KernelInspect summarises live objects without touching the no
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,7 +32,21 @@ TURNS = [
     tool_turn("RunCell", {"notebook_path": NB, "cell_id": "cell-2"}, match="[run]"),
     tool_turn("KernelInspect", {"expression": "answer"}, match="[run]"),
     text_turn("Ran them.", match="[run]"),
+    tool_turn("RunCell", {"cell_id": "cell-0"}, match="[plot]"),
+    tool_turn("RunCell", {"cell_id": "cell-1"}, match="[plot]"),
+    text_turn("Plotted.", match="[plot]"),
+    tool_turn("RunCell", {"cell_id": "cell-0"}, match="[figs]"),
+    tool_turn("RunCell", {"cell_id": "cell-1"}, match="[figs]"),
+    text_turn("Looked.", match="[figs]"),
+    tool_turn("RunCell", {"cell_id": "cell-2"}, match="[agg]"),
+    tool_turn("RunCell", {"cell_id": "cell-3"}, match="[agg]"),
+    tool_turn("RunCell", {"cell_id": "cell-2"}, match="[agg]"),
+    text_turn("Plotted headless.", match="[agg]"),
 ]
+PLOT_CELL = (
+    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(8, 6), dpi=200)\n"
+    "ax.plot([1, 3, 2])\nax.set_title('trend');"
+)
 # In the kernel: call the KernelInspect tool through an executor and print what the model gets.
 INSPECT_HELPER = """
 import json
@@ -45,34 +62,26 @@ async def inspect_for_test(expression):
     [out] = await executor.run_calls([ToolCall("t", "KernelInspect", {"expression": expression})])
     print(json.dumps({"content": out.content, "code": out.metadata.get("error_code")}))
 
-class Table:
-    "Duck-typed DataFrame: shape, dtypes and head(), as pandas has them."
-    def __init__(self, rows):
-        self.rows = rows
-        self.shape = (rows, 2)
-        self.dtypes = Text("a    int64\\nb    object")
-    def head(self, n=5):
-        return Text("\\n".join(f"{i}  {i * 10}  row{i}" for i in range(min(n, self.rows))))
-    def to_string(self):
-        return self.head(self.rows).to_string()
+import numpy as np
+import pandas as pd
 
-class Text:
-    def __init__(self, text):
-        self.text = text
-    def to_string(self):
-        return self.text
-
-class Grid:
-    "Duck-typed array: shape and dtype."
-    shape = (2, 3)
-    dtype = "float32"
+class Broken:
     def __repr__(self):
-        return "Grid([[0, 1, 2], [3, 4, 5]])"
+        raise RuntimeError("repr exploded")
 
 class Noisy:
     def __repr__(self):
         return "N" * 50_000
 
+sales = pd.DataFrame({
+    "month": pd.date_range("2025-01-01", periods=12, freq="MS"),
+    "region": ["North", "South", None, "West"] * 3,
+    "revenue": [120.5, None, 99.0, 101.25, 87.0, 93.5, None, 110.0, 105.0, 98.0, 91.0, 130.0],
+})
+wide = pd.DataFrame(np.arange(30 * 100).reshape(30, 100), columns=[f"c{i}" for i in range(100)])
+big = pd.DataFrame({"x": np.arange(2_000_000), "y": np.random.default_rng(0).random(2_000_000)})
+big["label"] = "row"
+grid = np.arange(12.0).reshape(3, 4)
 numbers = [1, 2, 3]
 config = {"alpha": 0.5, "names": ["a", "b"]}
 """
@@ -162,20 +171,49 @@ async def test_inspect_generic_objects(kernel: KernelSession) -> None:
     assert noisy["content"].startswith("__main__.Noisy") and len(noisy["content"]) < 10_000
 
 
-async def test_inspect_duck_typed_frames_and_arrays(kernel: KernelSession) -> None:
-    big = (await inspect(kernel, "Table(100)"))["content"]
-    assert big.startswith("__main__.Table with shape (100, 2)")
-    assert "dtypes:\na    int64\nb    object" in big and "head():\n0  0  row0" in big and "row5" not in big
-    small = (await inspect(kernel, "Table(8)"))["content"]
-    assert "all rows:" in small and "row7" in small
-    grid = (await inspect(kernel, "Grid()"))["content"]
-    assert grid.startswith("__main__.Grid with shape (2, 3) and dtype float32") and "Grid([[0, 1, 2]" in grid
+async def test_inspect_dataframe_shape_dtypes_nulls_memory_head(kernel: KernelSession) -> None:
+    out = (await inspect(kernel, "sales"))["content"]
+    assert out.startswith("pandas.DataFrame with shape (12, 3), memory ")
+    assert re.search(r"month\s+datetime64\[\w+\]\s+0 null", out)
+    assert re.search(r"region\s+\S+\s+3 null", out) and re.search(r"revenue\s+float64\s+2 null", out)
+    assert "all rows:" in out and "2025-12-01" in out, "a 12-row frame is shown whole"
+    head = (await inspect(kernel, "pd.concat([sales] * 3)"))["content"]
+    assert "head():" in head and head.count("2025-") == 5, "longer frames show head() only"
 
 
-async def test_inspect_numpy_array_when_numpy_is_installed(kernel: KernelSession) -> None:
-    pytest.importorskip("numpy")
-    out = await inspect(kernel, "__import__('numpy').arange(12.0).reshape(3, 4)")
-    assert out["content"].startswith("numpy.ndarray with shape (3, 4) and dtype float64")
+async def test_inspect_wide_and_large_frames_stay_bounded(kernel: KernelSession) -> None:
+    wide_out = (await inspect(kernel, "wide"))["content"]
+    assert "... 40 more columns" in wide_out and "c59" in wide_out and "  c60 " not in wide_out
+    assert len(wide_out) < 12_000
+    big_out = (await inspect(kernel, "big"))["content"]
+    assert big_out.startswith("pandas.DataFrame with shape (2000000, 3), memory ")
+    assert "counted shallowly" in big_out, "object columns of a big frame are not walked string by string"
+    assert len(big_out) < 3_000 and "1999999" not in big_out
+
+
+async def test_inspect_series_and_ndarray(kernel: KernelSession) -> None:
+    series = (await inspect(kernel, "sales.revenue"))["content"]
+    assert series.startswith("pandas.Series 'revenue' with 12 values, dtype float64\nnulls: 2, memory ")
+    array = (await inspect(kernel, "grid"))["content"]
+    assert array.startswith("numpy.ndarray with shape (3, 4) and dtype float64, 96 bytes\narray([[ 0.,")
+    huge = (await inspect(kernel, "np.zeros((3000, 3000))"))["content"]
+    assert "72000000 bytes" not in huge and "68.7 MB" in huge and len(huge) < 2_000
+
+
+async def test_inspect_containers_of_frames_and_broken_reprs(kernel: KernelSession) -> None:
+    nested = (await inspect(kernel, "{'sales': sales, 'parts': [sales.revenue, grid], 'n': 1}"))["content"]
+    assert nested.startswith("dict with 3 items")
+    assert "<DataFrame shape=(12, 3) columns=[month, region, revenue]>" in nested
+    assert (
+        "<Series 'revenue' len=12 dtype=float64>" in nested
+        and "<ndarray shape=(3, 4) dtype=float64>" in nested
+    )
+    frames = (await inspect(kernel, "[big] * 500"))["content"]
+    assert frames.startswith("list with 500 items") and len(frames) < 10_000
+    broken = await inspect(kernel, "Broken()")
+    assert broken["code"] is None and broken["content"].startswith("__main__.Broken\n<Broken instance at")
+    inside = (await inspect(kernel, "[1, Broken()]"))["content"]
+    assert inside.startswith("list with 2 items\n[1, <Broken instance at")
 
 
 async def test_inspect_errors_and_printed_output(kernel: KernelSession) -> None:
@@ -188,3 +226,117 @@ async def test_inspect_errors_and_printed_output(kernel: KernelSession) -> None:
         printed["content"].startswith("int\n5")
         and "Output while evaluating:\n[stdout]\nside note" in printed["content"]
     )
+
+
+def tool_results(server: ReplayServer, match: str) -> list[str]:
+    requests = [r for r in server.requests if match in json.dumps(r["messages"])]
+    return [str(m["content"]) for m in requests[-1]["messages"] if m["role"] == "tool"]
+
+
+def image_sizes(server: ReplayServer, match: str) -> list[tuple[int, int]]:
+    """Sizes of the images the model's last request for `match` carries."""
+    from PIL import Image
+
+    last = [r for r in server.requests if match in json.dumps(r["messages"])][-1]
+    urls = re.findall(r"data:image/\w+;base64,([A-Za-z0-9+/=]+)", json.dumps(last["messages"]))
+    return [Image.open(io.BytesIO(base64.b64decode(url))).size for url in urls]
+
+
+def goat_cell_images(result: Any) -> list[Any]:
+    return [
+        m for m in result.of_type("display_data", "execute_result") if "image/png" in m["content"]["data"]
+    ]
+
+
+async def test_run_cell_plots_reach_the_model_downscaled_and_the_cell(
+    kernel: KernelSession, server: ReplayServer
+) -> None:
+    cells = [
+        new_cell("code", PLOT_CELL),
+        new_cell("code", "print('no plot here')"),
+        new_cell("code", "%%goat"),
+    ]
+    frontend = FakeNotebookFrontend(NB, cells, server_root=str(kernel.cwd)).attach(kernel)
+    # The user keeps figures open (close_figures off) and leaves one open in a cell of their own.
+    for code in (
+        "%config InlineBackend.close_figures = False",
+        "import matplotlib.pyplot as plt\nleft = plt.figure(); plt.plot([5, 5]);",
+    ):
+        assert (await kernel.execute(code)).status == "ok"
+    result = await kernel.execute(
+        "%%goat --new\n[plot] plot it", timeout=120, metadata={"cellId": cells[2]["id"]}
+    )
+    assert result.status == "ok", result.error
+    plot_outputs = frontend.cells()[0]["outputs"]
+    assert [o["output_type"] for o in plot_outputs] == ["display_data"] and "image/png" in plot_outputs[0][
+        "data"
+    ]
+    from PIL import Image
+
+    shown = Image.open(io.BytesIO(base64.b64decode(plot_outputs[0]["data"]["image/png"]))).size
+    assert shown[0] > 1024, "the cell keeps the full-size figure"
+    plotted, printed = tool_results(server, "[plot]")[-2:]
+    assert plotted.count("(image ") == 1 and "attached" in plotted
+    assert "(image" not in printed and "no plot here" in printed, "the figure left open is not sent again"
+    sizes = image_sizes(server, "[plot]")
+    assert len(sizes) == 1 and max(sizes[0]) == 1024, sizes
+    assert goat_cell_images(result) == [], "the figure did not land in the %%goat cell"
+    assert (await kernel.execute("%config InlineBackend.close_figures = True")).status == "ok"
+
+
+async def test_run_cell_figures_shown_explicitly_or_before_an_error(
+    kernel: KernelSession, server: ReplayServer
+) -> None:
+    shown_then_open = (
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show()\nplt.figure(); plt.plot([2, 1]);"
+    )
+    cells = [
+        new_cell("code", shown_then_open),
+        new_cell("code", "plt.plot([3, 3])\nraise ValueError('after drawing')"),
+        new_cell("code", "%%goat"),
+    ]
+    frontend = FakeNotebookFrontend(NB, cells, server_root=str(kernel.cwd)).attach(kernel)
+    assert (await kernel.execute("plt.close('all')")).status == "ok"  # figures earlier tests left open
+    result = await kernel.execute(
+        "%%goat --new\n[figs] look", timeout=120, metadata={"cellId": cells[2]["id"]}
+    )
+    assert result.status == "ok", result.error
+    both, failed = frontend.cells()[:2]
+    assert [o["output_type"] for o in both["outputs"]] == ["display_data", "display_data"], "each figure once"
+    assert [o["output_type"] for o in failed["outputs"]] == ["error", "display_data"]
+    assert "image/png" in failed["outputs"][1]["data"], "drawn before the error: shown, as in a notebook"
+    shown, error = tool_results(server, "[figs]")[-2:]
+    assert shown.count("(image ") == 2
+    assert error.startswith("Error:") and "ValueError: after drawing" in error
+    assert goat_cell_images(result) == []
+
+
+async def test_run_cell_plots_headless_with_agg(kernel: KernelSession, server: ReplayServer) -> None:
+    cells = [
+        new_cell("code", "x = 1"),
+        new_cell("code", "x = 2"),
+        new_cell("code", "print('still no plot')"),
+        new_cell(
+            "code",
+            "import matplotlib.pyplot as plt\nplt.figure(figsize=(4, 3))\nplt.bar(['a', 'b'], [3, 4]);",
+        ),
+        new_cell("code", "%%goat"),
+    ]
+    frontend = FakeNotebookFrontend(NB, cells, server_root=str(kernel.cwd)).attach(kernel)
+    setup = "import matplotlib.pyplot as plt\nplt.switch_backend('Agg')\nleft = plt.figure(); plt.plot([1, 2])\nfigures_before = len(plt.get_fignums())"
+    assert (await kernel.execute(setup)).status == "ok"
+    result = await kernel.execute(
+        "%%goat --new\n[agg] plot it", timeout=120, metadata={"cellId": cells[4]["id"]}
+    )
+    assert result.status == "ok", result.error
+    first, plotted, again = tool_results(server, "[agg]")[-3:]
+    assert "(image" not in first and "still no plot" in first, "an open, untouched figure is not sent"
+    assert plotted.count("(image ") == 1
+    assert "(image" not in again, "a figure already sent is not sent again"
+    bar = frontend.cells()[3]["outputs"]
+    assert len(bar) == 1 and bar[0]["output_type"] == "display_data" and "image/png" in bar[0]["data"]
+    [size] = image_sizes(server, "[agg]")
+    assert 300 <= size[0] <= 400 and 200 <= size[1] <= 300, size
+    assert goat_cell_images(result) == []
+    open_count = await kernel.execute("len(plt.get_fignums()) - figures_before")
+    assert open_count.text().strip() == "1", "the run's figure stays open, like a script's under Agg"

@@ -9,6 +9,7 @@ command line for playing and recording.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from goat_jupyter.replay.cassette import (
     AnyTurn,
@@ -23,12 +24,13 @@ from goat_jupyter.replay.cassette import (
     save_cassette,
     to_cassette,
 )
-from goat_jupyter.replay.player import NoTurnError, TurnSource
+from goat_jupyter.replay.player import LoggedSource, NoTurnError, ScriptPlayer, TurnSource
 from goat_jupyter.replay.server import ReplayServer
 
 __all__ = [
     "REPLAY_API_KEY",
     "REPLAY_MODEL",
+    "REQUEST_LOG_ENV",
     "AnyTurn",
     "Cassette",
     "CassetteLike",
@@ -48,6 +50,7 @@ __all__ = [
 
 REPLAY_MODEL = "openai/replay"
 REPLAY_API_KEY = "goat-replay"  # placeholder start_replay sets when OPENAI_API_KEY is unset
+REQUEST_LOG_ENV = "GOAT_REPLAY_REQUEST_LOG"  # a JSONL file: every request and the turn that answered it
 _current: list[ReplayServer] = []
 
 
@@ -60,7 +63,7 @@ def start_replay(source: CassetteLike, *, port: int = 0, set_env: bool = True) -
     """
     while _current:
         _current.pop().stop()
-    server = ReplayServer(source, port=port)
+    server = ReplayServer(port=port, source=_source(source))
     url = server.start()
     if set_env:
         _point_env_at(
@@ -69,6 +72,16 @@ def start_replay(source: CassetteLike, *, port: int = 0, set_env: bool = True) -
         )
     _current.append(server)
     return server
+
+
+def _source(source: CassetteLike) -> TurnSource:
+    """The cassette's player, logging each request when REQUEST_LOG_ENV names a file."""
+    player = ScriptPlayer(to_cassette(source))
+    log_path = os.environ.get(REQUEST_LOG_ENV)
+    if not log_path:
+        return player
+    name = str(Path(source).resolve()) if isinstance(source, str | os.PathLike) else None
+    return LoggedSource(player, log_path, name)
 
 
 def _point_env_at(server: ReplayServer, values: dict[str, str]) -> None:

@@ -102,3 +102,30 @@ class ScriptPlayer:
             + f"). Last user message: {_preview(last_user_text(messages))!r}"
         )
         return message
+
+
+class LoggedSource:
+    """A TurnSource that appends each request, with the cassette turn that answered it, to a JSONL file.
+
+    `GOAT_REPLAY_REQUEST_LOG` turns it on in `start_replay`; scripts/cassette_tokens.py and the example
+    tests read the log to compare a cassette's recorded token counts with the requests goat really sends.
+    """
+
+    def __init__(self, inner: TurnSource, log_path: str, cassette: str | None) -> None:
+        self.inner, self.log_path, self.cassette = inner, log_path, cassette
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str | None:
+        return self.inner.model
+
+    @property
+    def remaining(self) -> list[AnyTurn]:
+        return self.inner.remaining
+
+    def pick(self, request: dict[str, Any]) -> PickedTurn:
+        picked = self.inner.pick(request)
+        entry = {"cassette": self.cassette, "turn": picked.index, "request": request}
+        with self._lock, open(self.log_path, "a", encoding="utf-8") as log:
+            log.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        return picked

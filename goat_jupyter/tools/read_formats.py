@@ -48,8 +48,8 @@ class ShownImage:
         return f"{self.source_format} image, {ow}x{oh} px, {shown} as {kind} ({len(self.data):,} bytes)"
 
 
-def prepare_image(raw: bytes) -> ShownImage:
-    """Downscale to at most 1568 px on the long side; PNG and JPEG that already fit pass unchanged."""
+def prepare_image(raw: bytes, max_side: int = MAX_IMAGE_SIDE) -> ShownImage:
+    """Downscale to at most `max_side` px on the long side; PNG and JPEG that already fit pass unchanged."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -57,11 +57,11 @@ def prepare_image(raw: bytes) -> ShownImage:
         with image:
             source_format = image.format or "unknown"
             original = image.size
-            if max(original) <= MAX_IMAGE_SIDE and source_format in _PASS_THROUGH:
+            if max(original) <= max_side and source_format in _PASS_THROUGH:
                 return ShownImage(_PASS_THROUGH[source_format], raw, source_format, original, original)
             if source_format == "JPEG":
-                image.draft("RGB", (MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))  # decode JPEGs at reduced size
-            image.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
+                image.draft("RGB", (max_side, max_side))  # decode JPEGs at reduced size
+            image.thumbnail((max_side, max_side))
             mime_type, data = _encode(image, as_jpeg=source_format == "JPEG")
             return ShownImage(mime_type, data, source_format, original, image.size)
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:

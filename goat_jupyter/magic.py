@@ -11,6 +11,7 @@ from typing import Any
 
 from goat_jupyter import commands
 from goat_jupyter.checkpoint_run import run_scope
+from goat_jupyter.events import Event, EventSink, RunFinished
 from goat_jupyter.runtime import GoatRuntime, RunOptions
 from goat_jupyter.settings import PERMISSION_MODES
 from goat_jupyter.ui import CellRenderer, Renderer, comm_idle, make_renderer
@@ -20,6 +21,30 @@ _runtime: GoatRuntime | None = None
 
 class OptionError(ValueError):
     pass
+
+
+class GoatInterruptedError(Exception):
+    """Ends a stopped %%goat cell as an error (so Run All halts) shown as one line, not a traceback."""
+
+    def __init__(self, turns: int) -> None:
+        plural = "" if turns == 1 else "s"
+        super().__init__(f"Interrupted by the user after {turns} turn{plural}.")
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of the traceback
+        return [f"\x1b[33m⊘ {self}\x1b[0m"]
+
+
+class _TurnCounter:
+    """Passes events on and remembers how many turns the top-level run reported."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+        self.turns = 0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunFinished) and event.extra.get("agent_id") is None:
+            self.turns = event.turns
+        self.sink(event)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,12 +99,13 @@ async def run_cell(line: str, body: str) -> None:
     renderer.start(
         prompt, model=options.model or settings.model, mode=options.mode or settings.permission_mode
     )
+    events = _TurnCounter(renderer.handle)
     try:
         async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state of this run
-            await goat.run(prompt, options, renderer.handle)
+            await goat.run(prompt, options, events)
     except asyncio.CancelledError:
         renderer.close()
-        raise
+        raise GoatInterruptedError(events.turns) from None
     except Exception as exc:  # the cell shows the failure; the session stays usable
         from goat_jupyter.events import Notice
 

@@ -136,6 +136,14 @@ class Tool(ABC, Generic[InputT]):
         """One line that names what this call does, for the cell and approvals."""
         return self.name
 
+    async def precheck(self, args: InputT, ctx: ToolContext) -> None:
+        """Raise the GoatError this call would fail with, before anyone is asked to approve it.
+
+        Only cheap checks that change nothing (read-before-write, stale file, bad arguments);
+        `run` still checks again, since things may change while the user decides.
+        """
+        return None
+
     @abstractmethod
     async def run(self, args: InputT, ctx: ToolContext) -> ToolOutput | str:
         """Do the work; raise GoatError subclasses for failures the model should see."""

@@ -86,15 +86,22 @@ def create_file(path: Path, content: str, reads: FileReadState) -> ToolOutput:
     return ToolOutput(f"Created {path} ({count_lines(content)} lines):\n{snippet}", metadata=meta)
 
 
-def edit_file(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -> ToolOutput:
-    """Apply one Edit to `path`, keeping its encoding, line endings and mode."""
+def check_arguments(path: Path, args: EditInput) -> None:
+    if path.suffix.lower() == ".ipynb":
+        raise InvalidInputError(f"{path} is a notebook: use NotebookEdit to change its cells.")
+    if args.old_string == args.new_string:
+        raise InvalidInputError("old_string and new_string are identical, so nothing would change.")
+
+
+def planned_edit(
+    path: Path, args: EditInput, reads: FileReadState, cwd: Path
+) -> tuple[str, TextFormat, str, int]:
+    """(text now, its format, text after, replacements) for an existing file; raises what Edit would."""
     if not path.exists():
-        if args.old_string == "":
-            return create_file(path, args.new_string, reads)
         raise missing_file_error(path, cwd)
     if path.is_dir():
         raise InvalidPathError(f"{path} is a directory; Edit changes files.")
-    reads.check_writable(path)
+    reads.check_writable(path)  # first: content checks only for files the model has read
     if (reason := sniff_binary(path)) is not None:
         raise ToolExecutionError(f"{path} looks like a binary file ({reason}); Edit only changes text files.")
     text, fmt = read_text(path)
@@ -107,9 +114,25 @@ def edit_file(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -> T
                 f"{path} already has content: an empty old_string only creates a new file or fills an empty "
                 "one. Give the exact text to replace."
             )
-        updated, count = new, 1
-    else:
-        updated, count = replace_text(text, old, new, args.replace_all, path)
+        return text, fmt, new, 1
+    updated, count = replace_text(text, old, new, args.replace_all, path)
+    return text, fmt, updated, count
+
+
+def precheck_edit(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -> None:
+    check_arguments(path, args)
+    if path.exists() or args.old_string != "":
+        planned_edit(path, args, reads, cwd)
+
+
+def edit_file(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -> ToolOutput:
+    """Apply one Edit to `path`, keeping its encoding, line endings and mode."""
+    if not path.exists() and args.old_string == "":
+        return create_file(path, args.new_string, reads)
+    text, fmt, updated, count = planned_edit(path, args, reads, cwd)
+    old, new = args.old_string, args.new_string
+    if fmt.newline == "\r\n":
+        old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     write_text_atomic(path, updated, fmt)
     reads.record(path)
     start = text.find(old) if old else 0
@@ -130,11 +153,13 @@ class EditTool(Tool[EditInput]):
     def title_for(self, args: EditInput) -> str:
         return f"Edit {args.file_path}"
 
+    async def precheck(self, args: EditInput, ctx: ToolContext) -> None:
+        path = ctx.resolve_path(args.file_path)
+        with os_errors(path, "editing"):
+            await asyncio.to_thread(precheck_edit, path, args, ctx.session.file_reads, ctx.cwd)
+
     async def run(self, args: EditInput, ctx: ToolContext) -> ToolOutput | str:
         path = ctx.resolve_path(args.file_path)
-        if path.suffix.lower() == ".ipynb":
-            raise InvalidInputError(f"{path} is a notebook: use NotebookEdit to change its cells.")
-        if args.old_string == args.new_string:
-            raise InvalidInputError("old_string and new_string are identical, so nothing would change.")
+        check_arguments(path, args)
         with os_errors(path, "editing"):
             return await asyncio.to_thread(edit_file, path, args, ctx.session.file_reads, ctx.cwd)

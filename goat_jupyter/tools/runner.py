@@ -262,6 +262,7 @@ class Executor:
         if hook.updated_input is not None:
             args = hook.updated_input
             parsed = self._validate(tool, args)
+        await tool.precheck(parsed, ctx)  # a call that would fail fails here, without asking anyone
         decision = await self.policy.decide(tool, parsed, ctx, hook)
         if decision.behavior != "allow":
             raise PermissionDeniedError(decision.message or f"Permission to use {tool.name} was denied.")

@@ -36,12 +36,17 @@ def ensure_parent(path: Path) -> None:
         raise PermissionDeniedError(f"The operating system does not allow creating {path.parent}.") from None
 
 
-def write_file(path: Path, content: str, reads: FileReadState) -> ToolOutput:
-    """Create or replace `path` (existing files keep encoding, line endings and mode)."""
+def check_write(path: Path, reads: FileReadState) -> None:
+    """What a Write to `path` would fail on: a folder there, or an unread or changed file."""
     if path.is_dir():
         raise InvalidPathError(f"{path} is a directory; give the path of a file to write.")
-    existed = path.exists()
     reads.check_writable(path)
+
+
+def write_file(path: Path, content: str, reads: FileReadState) -> ToolOutput:
+    """Create or replace `path` (existing files keep encoding, line endings and mode)."""
+    existed = path.exists()
+    check_write(path, reads)
     fmt = sniff_format(path) if existed else TextFormat()
     ensure_parent(path)
     write_text_atomic(path, content, fmt)
@@ -60,12 +65,21 @@ class WriteTool(Tool[WriteInput]):
     def title_for(self, args: WriteInput) -> str:
         return f"Write {args.file_path}"
 
-    async def run(self, args: WriteInput, ctx: ToolContext) -> ToolOutput | str:
+    async def precheck(self, args: WriteInput, ctx: ToolContext) -> None:
         path = ctx.resolve_path(args.file_path)
+        await self._check_not_open(path, ctx)
+        with os_errors(path, "writing"):
+            await asyncio.to_thread(check_write, path, ctx.session.file_reads)
+
+    async def _check_not_open(self, path: Path, ctx: ToolContext) -> None:
         if path.suffix.lower() == ".ipynb" and await notebook_is_open(ctx, path):
             raise ConflictError(
                 f"{path} is open in JupyterLab: writing the file would be undone by the notebook's next save. "
                 "Use NotebookEdit to change its cells."
             )
+
+    async def run(self, args: WriteInput, ctx: ToolContext) -> ToolOutput | str:
+        path = ctx.resolve_path(args.file_path)
+        await self._check_not_open(path, ctx)
         with os_errors(path, "writing"):
             return await asyncio.to_thread(write_file, path, args.content, ctx.session.file_reads)

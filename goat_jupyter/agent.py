@@ -131,7 +131,9 @@ class Agent:
         return RunResult(final_text, turns, usage, stop_reason, time.perf_counter() - started)
 
     def _drain_notices(self) -> list[str]:
-        return self.notices() if self.notices is not None else self.session.tasks.drain_notices()
+        if self.notices is not None:
+            return self.notices()
+        return self.session.tasks.drain_notices() + self.session.drain_notes()
 
     def _with_notices(self, prompt: str) -> str:
         notices = self._drain_notices()

@@ -6,6 +6,7 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { PanelBridge } from './bridge';
+import { dropStaleWidgets } from './goat_outputs';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'goat-jupyter:bridge',
@@ -13,7 +14,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
   autoStart: true,
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker): void => {
-    const bridge = (panel: NotebookPanel) => new PanelBridge(panel, tracker, app.name);
+    const bridge = (panel: NotebookPanel) => {
+      new PanelBridge(panel, tracker, app.name);
+      void panel.context.ready.then(() => dropStaleWidgets(panel));
+    };
     tracker.forEach(bridge);
     tracker.widgetAdded.connect((_sender, panel) => {
       bridge(panel);

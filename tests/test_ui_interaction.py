@@ -117,15 +117,19 @@ async def test_allow_once_answers_and_leaves_a_plain_record(tmp_path: Path) -> N
     cell, ui = cell_interaction(tmp_path)
     pending = asyncio.ensure_future(ui.request(bash_request()))
     await until(lambda: bool(cell.widgets()))
-    bundle = cell.displays[0].items[0]._repr_mimebundle_()
+    bundle, metadata = cell.displays[0].items[0]._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "Bash: touch made.txt" in bundle["text/plain"] and "GOAT_INTERACTIVE=0" in bundle["text/plain"]
+    # Without the widget (nbconvert, a reopened notebook) the fallback still shows the command.
+    assert "touch made.txt" in bundle["text/html"] and "HBox(" not in bundle["text/html"]
+    assert metadata == {"goat": {"widget": "prompt"}}
     find(cell.widgets()[0], "Button", description="Allow once").click()
     answer = await asyncio.wait_for(pending, 5)
     assert answer == ApprovalAnswer("allow_once")
     record = cell.displays[0].final
     assert "Allowed once by the user" in record["text/plain"] and "touch made.txt" in record["text/plain"]
     assert "Allowed once" in record["text/html"]
+    assert "<details>" in record["text/html"] and "$ touch made.txt" in record["text/html"]
     assert all(w.comm is None for w in walk(cell.widgets()[0])), "widgets are closed after the answer"
 
 

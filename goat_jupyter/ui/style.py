@@ -54,3 +54,4 @@ FOOTER = (
 )
 NESTED = "margin:4px 0 2px 0.5em;border-left:2px solid rgba(128,128,128,0.35);padding-left:8px"
 NESTED_TEXT = "white-space:pre-wrap;margin:2px 0"
+RECORD = "border-left:3px solid {color};padding-left:6px;margin:2px 0;font-size:0.85em"

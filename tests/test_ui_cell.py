@@ -180,7 +180,7 @@ def test_bash_output_streams_into_its_card_coalesced_and_tail_capped():
         and "1.25s" in final["text/html"]
         and "earlier lines" not in final["text/html"]
     )
-    assert final["text/plain"].startswith("⏺ Bash(seq 300)\n  ⎿ ✓ 1.25s  0\n")
+    assert final["text/plain"].startswith("⏺ Bash(seq 300)\n  ⎿ ✓ 1.25s · exit 0, 4 lines\n     0\n")
 
 
 def test_model_text_and_tool_output_are_escaped():
@@ -196,7 +196,7 @@ def test_model_text_and_tool_output_are_escaped():
     assert text["text/markdown"] == "Look: &lt;script>alert(1)&lt;/script>"
     assert text["text/plain"] == f"Look: {attack}"
     assert "<script" not in card["text/html"]
-    assert card["text/html"].count("&lt;script&gt;alert(1)&lt;/script&gt;") == 3
+    assert card["text/html"].count("&lt;script&gt;alert(1)&lt;/script&gt;") == 2  # argument + output
 
 
 def test_edit_card_shows_a_coloured_diff():
@@ -248,7 +248,7 @@ def test_todowrite_shows_a_checklist():
 def test_footer_reports_turns_tokens_cost_and_time():
     sink = run([TurnUsage(1, 900, 100, 0.002), RunFinished(4, 12_000, 345, 0.01234, 65.0, "max_turns")])
     footer = sink.shown[-1].final["text/html"]
-    assert "4 turns" in footer and "12,345 tokens" in footer and "$0.0123" in footer and "1m 05s" in footer
+    assert "4 turns" in footer and "12,345 tokens" in footer and "$0.012" in footer and "1m 05s" in footer
     assert "max turns" in footer
 
 

@@ -20,7 +20,7 @@ from goat_jupyter.tools.ask_user_question import AskUserQuestionInput
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.exit_plan_mode import ExitPlanModeInput
 from goat_jupyter.tools.runner import Executor, ToolCall
-from goat_jupyter.ui import CellRenderer, comm_idle
+from goat_jupyter.ui import CellRenderer, comm_idle, style
 from goat_jupyter.ui.interaction import (
     CellInteraction,
     HeadlessInteraction,
@@ -215,7 +215,7 @@ async def test_edit_preview_is_a_coloured_diff_and_changes_nothing(tmp_path: Pat
     html = await preview_html(
         "Edit", {"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"}, tmp_path
     )
-    assert "-beta" in html and "+BETA" in html and "background:rgba(46,160,67" in html
+    assert "-beta" in html and "+BETA" in html and style.DIFF_ADD in html and style.DIFF_DEL in html
     assert target.read_text() == "alpha\nbeta\ngamma\n"
     missing = await preview_html(
         "Edit", {"file_path": "notes.txt", "old_string": "zeta", "new_string": "x"}, tmp_path

@@ -46,6 +46,10 @@ class ToolOutput:
     title: str = ""
     metadata: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
     attachments: list[Attachment] = field(default_factory=lambda: list[Attachment]())
+    # For the user only; the model reads `content`. `summary` is a few words for the call's one line
+    # ("49 lines"); `display` replaces `content` in the details when hints for the model would be noise.
+    summary: str = ""
+    display: str | None = None
 
     @property
     def error_code(self) -> str | None:

@@ -185,6 +185,7 @@ class Executor:
         # interrupted turn keeps what really happened; streamed output per running call.
         self.settled: dict[str, ToolOutput] = {}
         self._partial: dict[str, str] = {}
+        self._waited: dict[str, float] = {}  # time in the permission step (the user deciding)
 
     async def run_calls(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
         """Consecutive concurrency-safe calls run together (max 10); results keep the model's order."""
@@ -244,7 +245,9 @@ class Executor:
             if tool is None or not args:
                 self.emit(ToolStarted(call.id, call.name, title, args, self.agent_id))
         output.title = output.title or title
-        self.emit(ToolFinished(call.id, call.name, output, time.perf_counter() - started, self.agent_id))
+        elapsed = time.perf_counter() - started
+        waited = self._waited.pop(call.id, 0.0)
+        self.emit(ToolFinished(call.id, call.name, output, elapsed, self.agent_id, waited_s=waited))
         return output
 
     def _validate(self, tool: Tool[Any], args: dict[str, Any]) -> ToolInput:
@@ -263,7 +266,9 @@ class Executor:
             args = hook.updated_input
             parsed = self._validate(tool, args)
         await tool.precheck(parsed, ctx)  # a call that would fail fails here, without asking anyone
+        asked = time.perf_counter()
         decision = await self.policy.decide(tool, parsed, ctx, hook)
+        self._waited[call.id] = time.perf_counter() - asked
         if decision.behavior != "allow":
             raise PermissionDeniedError(decision.message or f"Permission to use {tool.name} was denied.")
         if decision.updated_input is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -28,11 +29,25 @@ from goat_jupyter.ui.html import (
     nested_html,
     notice_html,
     safe_markdown,
+    status_html,
+    todo_html,
 )
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
-from goat_jupyter.ui.text import footer_text, header_text, keep_tail, notice_level, notice_text
+from goat_jupyter.ui.text import (
+    TodoEntry,
+    footer_text,
+    header_text,
+    keep_tail,
+    notice_level,
+    notice_text,
+    parse_todos,
+    status_text,
+    todo_lines,
+)
 
 FLUSH_INTERVAL_S = 0.05  # at most ~20 updates a second per cell
+TICK_S = 0.5  # the status line and running cards' clocks move this often
+QUIET_S = 1.0  # the status line shows once nothing else moved for this long
 MimeBundle = dict[str, str]
 _log = logging.getLogger(__name__)
 
@@ -98,6 +113,31 @@ class _CardBlock(_Block):
         return {"text/html": card_html(self.card), "text/plain": card_text(self.card)}
 
 
+class _TodoBlock(_Block):
+    """The one checklist of the run; every TodoWrite updates it in place."""
+
+    def __init__(self) -> None:
+        self.todos: list[TodoEntry] = []
+
+    def bundle(self, now: float) -> MimeBundle:
+        return {"text/html": todo_html(self.todos), "text/plain": "\n".join(todo_lines(self.todos))}
+
+
+class _StatusBlock(_Block):
+    """`⠙ Waiting for the model · 12 s · ~340 tokens · ■ Stop to interrupt`, at the bottom while quiet."""
+
+    def __init__(self, started_at: float, tokens: Callable[[], int]) -> None:
+        self.started_at = started_at
+        self.tokens = tokens
+        self.hidden = False
+
+    def bundle(self, now: float) -> MimeBundle:
+        if self.hidden:
+            return {"text/plain": ""}
+        text = status_text(now - self.started_at, self.tokens())
+        return {"text/html": status_html(text, now - self.started_at), "text/plain": text}
+
+
 class _AgentBlock(_Block):
     """A subagent transcript with no running Agent card to live in."""
 
@@ -132,9 +172,20 @@ class CellRenderer:
         self._last_flush = float("-inf")
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
+        self.base = os.getcwd()  # the kernel's workspace: paths under it are shown relative
+        self._todo: _TodoBlock | None = None
+        self._todo_calls: set[str] = set()
+        self._status: _StatusBlock | None = None
+        self._started_at = clock()
+        self._last_event = clock()
+        self._streamed_chars = 0
+        self._waiting_user = False
+        self._ticker: asyncio.TimerHandle | None = None
 
     def start(self, prompt: str, *, model: str, mode: str) -> None:
+        self._started_at = self._last_event = self._clock()
         self._guard(lambda: self._add(_StaticBlock(header_html(model, mode), header_text(model, mode))))
+        self._arm_ticker()
 
     def handle(self, event: Event) -> None:
         self._guard(lambda: self._dispatch(event))
@@ -145,8 +196,10 @@ class CellRenderer:
 
     def show(self, obj: Any) -> DisplayHandleLike | None:
         """Display a widget (approvals, questions) in transcript order; later text goes below it."""
+        self._hide_status()
         self._flush()
         self._text = None
+        self._waiting_user = True  # no "waiting for the model" line under a question to the user
         return self._display(obj, display_id=True)
 
     def _guard(self, action: Callable[[], None]) -> None:
@@ -156,12 +209,20 @@ class CellRenderer:
             _log.exception("goat: the cell transcript could not be updated")
 
     def _dispatch(self, event: Event) -> None:
+        self._last_event = self._clock()
+        self._waiting_user = False
+        if isinstance(event, TextDelta):
+            self._streamed_chars += len(event.text)
         if not isinstance(event, RunFinished) and event.agent_id is not None:
             self._on_nested(event)
             return
         match event:
             case TextDelta():
                 self._on_text(event.text)
+            case ToolStarted() if event.name == "TodoWrite":
+                self._todo_calls.add(event.call_id)
+            case ToolFinished() if event.call_id in self._todo_calls and not event.output.is_error:
+                self._on_todos(event.output)
             case ToolStarted():
                 self._start_card(event.call_id, event.name, event.title, event.args)
             case ToolProgress():
@@ -189,8 +250,18 @@ class CellRenderer:
         self._text = _TextBlock(held.lstrip("\n"))
         self._add(self._text)
 
+    def _on_todos(self, output: Any) -> None:
+        todos = parse_todos(output.metadata.get("todos"))
+        if self._todo is None:
+            self._todo = _TodoBlock()
+            self._todo.todos = todos
+            self._add(self._todo)
+            return
+        self._todo.todos = todos
+        self._touch(self._todo)
+
     def _start_card(self, call_id: str, name: str, title: str, args: dict[str, Any]) -> _CardBlock:
-        block = _CardBlock(CardView(name, title or name, args), self._clock())
+        block = _CardBlock(CardView(name, title or name, args, base=self.base), self._clock())
         self._cards[call_id] = block
         self._add(block)
         return block
@@ -201,7 +272,7 @@ class CellRenderer:
             return
         card = block.card
         if event.title:
-            card.title = event.title
+            card.title = card.progress_title = event.title
         if event.output:
             card.live_output, card.live_dropped_lines = keep_tail(
                 card.live_output, card.live_dropped_lines, event.output
@@ -214,6 +285,7 @@ class CellRenderer:
         card.output = event.output
         card.status = "error" if event.output.is_error else "ok"
         card.elapsed_s = event.elapsed_s
+        card.waited_s = event.waited_s
         card.title = event.output.title or card.title
         card.live_output = ""
         self._touch(block)
@@ -242,6 +314,7 @@ class CellRenderer:
 
     def _add(self, block: _Block) -> None:
         """Show a new block below everything so far; pending updates go out first to keep the order."""
+        self._hide_status()
         self._flush()
         if not isinstance(block, _TextBlock):
             self._text = None
@@ -278,7 +351,45 @@ class CellRenderer:
                 block.handle.update(block.bundle(now), raw=True)
         self._last_flush = now
 
+    def _arm_ticker(self) -> None:
+        loop = _running_loop()
+        if loop is not None and not self._closed:
+            self._ticker = loop.call_later(TICK_S, self._on_tick)
+
+    def _on_tick(self) -> None:
+        self._ticker = None
+        self._guard(self._tick)
+        self._arm_ticker()
+
+    def _tick(self) -> None:
+        """Keep running cards' clocks moving; after a quiet second, show the status line."""
+        now = self._clock()
+        for block in self._cards.values():
+            if block.card.status == "running":
+                self._touch(block)
+        if self._waiting_user or now - self._last_event < QUIET_S:
+            if self._status is not None:
+                self._touch(self._status)
+            return
+        if self._status is None:
+            status = _StatusBlock(self._started_at, lambda: self._streamed_chars // 4)
+            self._add(status)
+            self._status = status
+        else:
+            self._touch(self._status)
+
+    def _hide_status(self) -> None:
+        status, self._status = self._status, None
+        if status is not None and status.handle is not None:
+            status.hidden = True
+            self._dirty.pop(id(status), None)
+            status.handle.update(status.bundle(self._clock()), raw=True)
+
     def _finish(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+        self._hide_status()
         now = self._clock()
         for block in self._cards.values():
             if block.card.status == "running":

@@ -71,7 +71,14 @@ def review_result(review: Review) -> ToolOutput:
             "The user did not approve the plan yet and wants you to keep planning. The session stays "
             "in plan mode: revise the plan, then call ExitPlanMode again." + note
         )
-    return ToolOutput(text, metadata={"approved": verdict == "approve", "feedback": feedback})
+    summary = "plan approved" if verdict == "approve" else "keep planning"
+    shown = summary + (f" — feedback: {feedback}" if feedback else "")
+    return ToolOutput(
+        text,
+        metadata={"approved": verdict == "approve", "feedback": feedback},
+        summary=summary,
+        display=shown,
+    )
 
 
 async def review_plan(args: ExitPlanModeInput, ctx: ToolContext, show: Show) -> ToolOutput:

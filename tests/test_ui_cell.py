@@ -380,3 +380,68 @@ def collect_iopub(client: Any, msg_id: str) -> list[dict[str, Any]]:
         if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
             return messages
         messages.append(message)
+
+
+async def test_status_line_shows_while_quiet_and_goes_when_something_arrives():
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.start("prompt", model="m", mode="default")
+    clock.now += 3  # the model has not answered for 3 s
+    for _ in range(100):
+        if any("Stop to interrupt" in str(s.final.get("text/plain", "")) for s in sink.shown):
+            break
+        await asyncio.sleep(0.05)
+    [status] = [s for s in sink.shown if "Stop to interrupt" in str(s.final.get("text/plain", ""))]
+    assert "Working · 3s" in status.final["text/plain"] and "■ Stop to interrupt" in status.final["text/html"]
+    renderer.handle(TextDelta("Here is the answer."))
+    assert status.final == {"text/plain": ""}, "the status line goes when the answer starts"
+    renderer.handle(RunFinished(1, 10, 5, None, 3.0, "end_turn"))
+    renderer.close()
+    assert all("Stop to interrupt" not in str(s.final) for s in sink.shown)
+
+
+def test_todo_write_updates_one_checklist_in_place():
+    def todos(*statuses: str) -> ToolOutput:
+        items = [
+            {"content": f"step {i}", "status": st, "activeForm": f"doing {i}"}
+            for i, st in enumerate(statuses)
+        ]
+        return ToolOutput("ok", metadata={"todos": items})
+
+    sink = run(
+        [
+            ToolStarted("t1", "TodoWrite", "TodoWrite", {"todos": []}),
+            ToolFinished("t1", "TodoWrite", todos("in_progress", "pending"), 0.01),
+            TextDelta("working"),
+            ToolStarted("t2", "TodoWrite", "TodoWrite", {"todos": []}),
+            ToolFinished("t2", "TodoWrite", todos("completed", "in_progress"), 0.01),
+        ]
+    )
+    checklists = [
+        s for s in sink.shown if "step 0" in str(s.final.get("text/plain", "")) or "doing 0" in str(s.final)
+    ]
+    assert len(checklists) == 1
+    assert checklists[0].final["text/plain"] == "☒ step 0\n◼ doing 1"
+
+
+def test_a_finished_call_is_one_line_with_its_details_folded_and_the_wait_apart():
+    sink = run(
+        [
+            ToolStarted("c1", "Read", "Read", {"file_path": f"{os.getcwd()}/data/sales.csv"}),
+            ToolFinished(
+                "c1",
+                "Read",
+                ToolOutput(
+                    "1\ta\n2\tb\n\n(call Read with offset=3)", summary="lines 1-2 of 9", display="1\ta\n2\tb"
+                ),
+                12.5,
+                waited_s=12.4,
+            ),
+        ]
+    )
+    [card] = [s.final for s in sink.shown if kind_of(s.final) == "card"]
+    html = card["text/html"]
+    assert html.startswith("<details") and "<details open" not in html
+    assert "data/sales.csv" in html and os.getcwd() not in html
+    assert "lines 1-2 of 9" in html and "waited 12.4s for you" in html and "0.10s" in html
+    assert "offset" not in html and "offset" not in card["text/plain"]

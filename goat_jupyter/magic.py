@@ -121,7 +121,9 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
 
     comm_idle.install(comm_idle.current_kernel())
     show = renderer.show if isinstance(renderer, CellRenderer) else None
-    interaction = make_interaction(show, lambda: goat.session.cwd)
+    interaction = make_interaction(
+        show, lambda: goat.session.cwd, notebook=lambda: goat.services.get("bridge")
+    )
     goat.services["ui"] = interaction
 
     def notify(text: str) -> None:

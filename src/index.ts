@@ -6,6 +6,7 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { PanelBridge } from './bridge';
+import { decorateCells } from './cells_ui';
 import { dropStaleWidgets } from './goat_outputs';
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -17,6 +18,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const bridge = (panel: NotebookPanel) => {
       new PanelBridge(panel, tracker, app.name);
       void panel.context.ready.then(() => dropStaleWidgets(panel));
+      decorateCells(panel);
     };
     tracker.forEach(bridge);
     tracker.widgetAdded.connect((_sender, panel) => {

@@ -196,6 +196,21 @@ function replaceGoatOutput(request: Request, context: IOpContext): JSONObject {
   return {};
 }
 
+/** How long a cell stays highlighted after goat asks to run it. */
+const HIGHLIGHT_MS = 6000;
+
+function revealCell(request: Request, context: IOpContext): JSONObject {
+  const panel = targetPanel(request, context);
+  const located = findCell(panel, requiredString(request, 'cell_id'));
+  const widget = panel.content.widgets[located.index];
+  if (widget) {
+    void panel.content.scrollToCell(widget, 'center');
+    widget.addClass('goat-highlight');
+    setTimeout(() => widget.removeClass('goat-highlight'), HIGHLIGHT_MS);
+  }
+  return { index: located.index };
+}
+
 function runningCell(_request: Request, context: IOpContext): JSONObject {
   const id =
     context.requestingCellId ??
@@ -225,6 +240,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   delete_cell: deleteCell,
   set_outputs: setOutputs,
   replace_goat_output: replaceGoatOutput,
+  reveal_cell: revealCell,
   running_cell: runningCell,
   is_open: isOpen,
   save

@@ -341,6 +341,16 @@ async def test_plan_approve_switches_to_default_mode(tmp_path: Path) -> None:
     assert "mode switched to default" in cell.displays[1].final["text/plain"]
 
 
+async def test_plan_approval_offers_to_continue_with_edits_accepted(tmp_path: Path) -> None:
+    def accept(view: Any) -> None:
+        find(view, "Button", description="Approve, auto-accept edits").click()
+
+    output, session, cell = await review(tmp_path, accept)
+    assert session.settings.permission_mode == "acceptEdits"
+    assert "acceptEdits" in output.content and output.metadata["mode"] == "acceptEdits"
+    assert "mode switched to acceptEdits" in cell.displays[1].final["text/plain"]
+
+
 async def test_keep_planning_keeps_plan_mode_and_passes_feedback(tmp_path: Path) -> None:
     def keep(view: Any) -> None:
         find(view, "Text").value = "add tests first"

@@ -42,7 +42,13 @@ def who() -> str:
     return os.environ.get("JUPYTERHUB_USER") or "the user"
 
 
-PREVIEW_LABEL = {"Bash": "command", "Edit": "diff", "Write": "diff", "NotebookEdit": "cell change"}
+PREVIEW_LABEL = {
+    "Bash": "command",
+    "Edit": "diff",
+    "Write": "diff",
+    "NotebookEdit": "cell change",
+    "RunCell": "cell source",
+}
 
 
 def answer_record(request: ApprovalRequest, answer: ApprovalAnswer, preview: Preview | None = None) -> Bundle:
@@ -111,7 +117,8 @@ class ApprovalPrompt:
         self.view = w.VBox(
             [
                 w.HTML(self._header_html() + preview),
-                w.HBox(list(self.buttons.values())),
+                w.HBox(list(self.buttons.values()), layout=w.Layout(flex_flow="row wrap")),
+                w.HTML(self._scopes_html()),
                 self.feedback,
                 self.edit_toggle,
                 self.editor_box,
@@ -137,6 +144,17 @@ class ApprovalPrompt:
         )
         on_click(button, lambda: self._choose(choice))
         return button
+
+    def _scopes_html(self) -> str:
+        """What the rule-saving buttons save, in words next to them (not only in a tooltip)."""
+        rule = self.request.suggested_rule
+        if rule is None:
+            return ""
+        code = f"<code>{escape(rule)}</code>"
+        return (
+            f'<div style="{style.NOTE}">Allow for session: calls matching {code} until the kernel restarts. '
+            f"Always allow: saves {code} to .goat/settings.json in this project.</div>"
+        )
 
     def _header_html(self) -> str:
         color = RISK_COLOR.get(self.request.risk, style.AMBER)
@@ -173,9 +191,11 @@ class ApprovalPrompt:
         self.edit_error.value = f'<span style="color:{style.RED}">{escape(text)}</span>'
 
 
-async def ask_approval(request: ApprovalRequest, show: Show, cwd: Path) -> ApprovalAnswer:
+async def ask_approval(
+    request: ApprovalRequest, show: Show, cwd: Path, notebook: Any = None
+) -> ApprovalAnswer:
     """Show the prompt for one call and wait (no timeout) for a button; the stop button cancels it."""
-    preview = await build_preview(request.tool_name, request.args, cwd)
+    preview = await build_preview(request.tool_name, request.args, cwd, notebook)
     prompt = ApprovalPrompt(request, preview.html + arguments_block(request.args), preview.html)
     waiting = f"goat asks permission for {request.tool_name}: {request.title}"
     return await show_until_answered(

@@ -46,9 +46,13 @@ def note_preview(text: str) -> Preview:
     return Preview(f'<div style="{style.NOTE}">{escape(text)}</div>', text)
 
 
-async def build_preview(tool_name: str, args: dict[str, Any], cwd: Path) -> Preview:
-    """The kind-specific preview of one call: a diff, the command or code, the URL."""
+async def build_preview(tool_name: str, args: dict[str, Any], cwd: Path, notebook: Any = None) -> Preview:
+    """The kind-specific preview of one call: a diff, the command or code, the URL, the cell to run.
+
+    `notebook` is the notebook service (the bridge), when there is one."""
     try:
+        if tool_name == "RunCell" and notebook is not None:
+            return await run_cell_preview(args, cwd, notebook)
         if tool_name in DIFF_TOOLS:
             return diff_preview(await asyncio.to_thread(proposed_diff, tool_name, args, cwd))
         return _plain_preview(tool_name, args)
@@ -70,6 +74,37 @@ def diff_preview(diff: str) -> Preview:
     if len(lines) > MAX_DIFF_LINES:
         diff = "\n".join(lines[:MAX_DIFF_LINES]) + f"\n… {len(lines) - MAX_DIFF_LINES} more diff lines"
     return Preview(f'<div style="{SCROLL_BOX}">{diff_html(diff)}</div>', diff)
+
+
+async def run_cell_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Preview:
+    """The cell RunCell would run: its source and the number JupyterLab shows (1-based); the
+    frontend scrolls to it and highlights it."""
+    from goat_jupyter.notebook import find_cell
+
+    raw = args.get("notebook_path")
+    path = resolve(str(raw), cwd) if raw else await notebook.owner_path()
+    if path is None:
+        raise NoPreviewError("The notebook is not known here, so the cell cannot be shown.")
+    backend = await notebook.backend_for(path)
+    cells = await backend.list_cells()
+    cell = find_cell(cells, str(args.get("cell_id", "")), where=path.name)
+    if backend.live:
+        await reveal(notebook, cell.id)
+    where = f"Cell {cell.index + 1} of {len(cells)} in {path.name}"
+    html = (
+        f'<div style="{style.NOTE}">{escape(where)}</div><pre style="{style.PRE}">{escape(cell.source)}</pre>'
+    )
+    return Preview(html, f"{where}:\n{cell.source}")
+
+
+async def reveal(notebook: Any, cell_id: str) -> None:
+    """Ask the labextension to scroll to the cell and highlight it (older ones do not know how)."""
+    from goat_jupyter.errors import GoatError
+
+    try:
+        await notebook.bridge.request("reveal_cell", cell_id=cell_id)
+    except GoatError:
+        return
 
 
 def arguments_block(args: dict[str, Any]) -> str:

@@ -94,7 +94,7 @@ def review_result(review: Review) -> ToolOutput:
     shown = summary + (f" — feedback: {feedback}" if feedback else "")
     return ToolOutput(
         text,
-        metadata={"approved": verdict == "approve", "feedback": feedback},
+        metadata={"approved": verdict in NEXT_MODE, "mode": NEXT_MODE.get(verdict), "feedback": feedback},
         summary=summary,
         display=shown,
     )

@@ -107,10 +107,22 @@ async def run_cell(line: str, body: str) -> None:
         renderer.close()
         raise GoatInterruptedError(events.turns) from None
     except Exception as exc:  # the cell shows the failure; the session stays usable
-        from goat_jupyter.events import Notice
-
-        renderer.handle(Notice(f"{type(exc).__name__}: {exc}", "error"))
+        show_failure(renderer, f"{type(exc).__name__}: {exc}", options.model or settings.model)
     renderer.close()
+
+
+def show_failure(renderer: Renderer, error_text: str, model: str) -> None:
+    """The failure as one sentence with what to check (full text folded), above the footer."""
+    from goat_jupyter.events import Notice
+
+    if isinstance(renderer, CellRenderer):
+        from goat_jupyter.ui.failure import failure_bundle
+
+        renderer.add_bundle(failure_bundle(error_text, model))
+        return
+    from goat_jupyter.ui.failure import explain
+
+    renderer.handle(Notice(f"{explain(error_text, model)}\n{error_text}", "error"))
 
 
 def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:

@@ -445,3 +445,26 @@ def test_a_finished_call_is_one_line_with_its_details_folded_and_the_wait_apart(
     assert "data/sales.csv" in html and os.getcwd() not in html
     assert "lines 1-2 of 9" in html and "waited 12.4s for you" in html and "0.10s" in html
     assert "offset" not in html and "offset" not in card["text/plain"]
+
+
+def test_a_failed_run_says_what_to_check_above_the_footer():
+    from goat_jupyter.ui.failure import failure_bundle
+
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.start("prompt", model="openai/gpt-4o", mode="default")
+    renderer.handle(RunFinished(1, 10, 0, None, 1.0, "error"))
+    error = (
+        "LLMError: The model call failed: AuthenticationError: litellm.AuthenticationError: bad key "
+        + "x" * 300
+    )
+    renderer.add_bundle(failure_bundle(error, "openai/gpt-4o"))
+    renderer.close()
+    texts = [str(s.final.get("text/plain", "")) for s in sink.shown]
+    assert texts[-1].startswith("Stopped after an error"), "the footer comes last"
+    failure = sink.shown[-2].final
+    assert failure["text/plain"].startswith(
+        "✗ The provider rejected the API key for openai/gpt-4o: check OPENAI_API_KEY"
+    )
+    assert "%goat config model=" in failure["text/html"] and "<details>" in failure["text/html"]
+    assert error in failure["text/plain"], "the full text is kept (folded in HTML)"

@@ -181,6 +181,7 @@ class CellRenderer:
         self._streamed_chars = 0
         self._waiting_user = False
         self._ticker: asyncio.TimerHandle | None = None
+        self._footer: _StaticBlock | None = None
 
     def start(self, prompt: str, *, model: str, mode: str) -> None:
         self._started_at = self._last_event = self._clock()
@@ -191,8 +192,14 @@ class CellRenderer:
         self._guard(lambda: self._dispatch(event))
 
     def close(self) -> None:
-        """Mark cards that never finished as stopped and push every pending update."""
+        """Mark cards that never finished as stopped, push every pending update, then the footer."""
         self._guard(self._finish)
+
+    def add_bundle(self, bundle: MimeBundle) -> None:
+        """A block of the caller's own (an error report) below everything so far."""
+        self._guard(
+            lambda: self._add(_StaticBlock(bundle.get("text/html", ""), bundle.get("text/plain", "")))
+        )
 
     def show(self, obj: Any) -> DisplayHandleLike | None:
         """Display a widget (approvals, questions) in transcript order; later text goes below it."""
@@ -232,8 +239,8 @@ class CellRenderer:
             case Notice():
                 level = notice_level(event.level)
                 self._add(_StaticBlock(notice_html(event.text, level), notice_text(event.text, level)))
-            case RunFinished():
-                self._add(_StaticBlock(footer_html(event), footer_text(event)))
+            case RunFinished():  # shown last, at close: an error reported after the run goes above it
+                self._footer = _StaticBlock(footer_html(event), footer_text(event))
             case _:  # TurnUsage: the footer reports the totals
                 pass
 
@@ -398,6 +405,9 @@ class CellRenderer:
                 self._dirty[id(block)] = block
         self._closed = True
         self._flush()
+        footer, self._footer = self._footer, None
+        if footer is not None:
+            self._add(footer)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

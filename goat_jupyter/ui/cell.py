@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from goat_jupyter.events import (
@@ -19,6 +21,7 @@ from goat_jupyter.events import (
     ToolFinished,
     ToolProgress,
     ToolStarted,
+    TurnUsage,
 )
 from goat_jupyter.ui.html import (
     CardView,
@@ -182,6 +185,7 @@ class CellRenderer:
         self._waiting_user = False
         self._ticker: asyncio.TimerHandle | None = None
         self._footer: _StaticBlock | None = None
+        self._sub_usage = SubagentUsage()
 
     def start(self, prompt: str, *, model: str, mode: str) -> None:
         self._started_at = self._last_event = self._clock()
@@ -220,6 +224,8 @@ class CellRenderer:
         self._waiting_user = False
         if isinstance(event, TextDelta):
             self._streamed_chars += len(event.text)
+        if isinstance(event, TurnUsage) and event.agent_id is not None:
+            self._sub_usage.add(event)
         if not isinstance(event, RunFinished) and event.agent_id is not None:
             self._on_nested(event)
             return
@@ -240,6 +246,7 @@ class CellRenderer:
                 level = notice_level(event.level)
                 self._add(_StaticBlock(notice_html(event.text, level), notice_text(event.text, level)))
             case RunFinished():  # shown last, at close: an error reported after the run goes above it
+                event = with_subagents(event, self._sub_usage)
                 self._footer = _StaticBlock(footer_html(event), footer_text(event))
             case _:  # TurnUsage: the footer reports the totals
                 pass
@@ -408,6 +415,38 @@ class CellRenderer:
         footer, self._footer = self._footer, None
         if footer is not None:
             self._add(footer)
+
+
+@dataclass
+class SubagentUsage:
+    """Tokens and cost of subagents' turns, which the top-level RunFinished does not include."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    def add(self, turn: TurnUsage) -> None:
+        self.prompt_tokens += turn.prompt_tokens
+        self.completion_tokens += turn.completion_tokens
+        if turn.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + turn.cost_usd
+
+
+def with_subagents(event: RunFinished, usage: SubagentUsage) -> RunFinished:
+    """The run's totals including its subagents (as `%goat status` counts them)."""
+    if not usage.prompt_tokens and not usage.completion_tokens:
+        return event
+    cost = event.cost_usd
+    if usage.cost_usd is not None:
+        cost = (cost or 0.0) + usage.cost_usd
+    extra = {**event.extra, "subagent_tokens": usage.prompt_tokens + usage.completion_tokens}
+    return dataclasses.replace(
+        event,
+        prompt_tokens=event.prompt_tokens + usage.prompt_tokens,
+        completion_tokens=event.completion_tokens + usage.completion_tokens,
+        cost_usd=cost,
+        extra=extra,
+    )
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -135,6 +135,9 @@ def footer_text(event: RunFinished) -> str:
         f"{event.turns} turn{'s' if event.turns != 1 else ''}",
         f"{total:,} tokens ({event.prompt_tokens:,} in, {event.completion_tokens:,} out)",
     ]
+    subagents = event.extra.get("subagent_tokens")
+    if isinstance(subagents, int) and subagents:
+        parts[-1] += f", {subagents:,} by subagents"
     if event.cost_usd is not None:
         parts.append(format_cost(event.cost_usd))
     parts.append(format_seconds(event.elapsed_s))

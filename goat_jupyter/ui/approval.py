@@ -152,7 +152,7 @@ class ApprovalPrompt:
             return ""
         code = f"<code>{escape(rule)}</code>"
         return (
-            f'<div style="{style.NOTE}">Allow for session: calls matching {code} until the kernel restarts. '
+            f'<div style="{style.NOTE};line-height:1.5">Allow for session: calls matching {code} until the kernel restarts. '
             f"Always allow: saves {code} to .goat/settings.json in this project.</div>"
         )
 

@@ -248,3 +248,31 @@ test('diff lines keep 4.5:1 contrast in light and dark, and nothing is clipped a
   await expectText(output, 'Changed line two.');
   expect(await clipped(output)).toEqual([]);
 });
+
+test('Revert this run leaves a record in place of its button', async ({ page, tmpPath }) => {
+  await setup(page, tmpPath, [{ id: 'diff', source: '%%goat\n[diff] change line two' }]);
+  await startCell(page, 'diff');
+  const output = await outputOf(page, 'diff');
+  await (await expectButton(output, 'Allow once')).click();
+  await expectText(output, 'Changed line two.');
+  const revert = output.getByRole('button', { name: 'Revert this run' });
+  await expect(revert).toBeVisible();
+  await revert.click();
+  await expect(output).toContainText('Reverted %%goat run 1', { timeout: 30_000 });
+  // The cell's saved outputs: the record as HTML/text, no widget view of the button any more.
+  const savedOutputs = () =>
+    page.evaluate(() => {
+      const model = (window as any).jupyterapp.shell.currentWidget.content.model;
+      for (let index = 0; index < model.cells.length; index++) {
+        const json = model.cells.get(index).toJSON();
+        if (json.id === 'diff') {
+          return JSON.stringify(json.outputs);
+        }
+      }
+      return '';
+    });
+  await expect.poll(savedOutputs, { timeout: 30_000 }).toContain('Reverted %%goat run 1');
+  const outputs = await savedOutputs();
+  expect(outputs).not.toContain('"widget":"revert"');
+  expect(outputs).toContain('line two changed'); // the approved Write's diff stays in the record
+});

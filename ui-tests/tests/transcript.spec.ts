@@ -276,3 +276,29 @@ test('Revert this run leaves a record in place of its button', async ({ page, tm
   expect(outputs).not.toContain('"widget":"revert"');
   expect(outputs).toContain('line two changed'); // the approved Write's diff stays in the record
 });
+
+test('reopened without its kernel, the notebook shows sentences, not "model not found"', async ({
+  page,
+  tmpPath
+}) => {
+  await setup(page, tmpPath, [{ id: 'diff', source: '%%goat\n[diff] change line two' }]);
+  await startCell(page, 'diff');
+  const output = await outputOf(page, 'diff');
+  await (await expectButton(output, 'Allow once')).click();
+  await expectText(output, 'Changed line two.');
+  await expect(output.getByRole('button', { name: 'Revert this run' })).toBeVisible();
+  await page.notebook.save();
+  await page.evaluate(async () => {
+    const panel = (window as any).jupyterapp.shell.currentWidget;
+    await panel.sessionContext.shutdown();
+  });
+  await page.notebook.close(true);
+  await page.notebook.openByPath(`${tmpPath}/transcript.ipynb`);
+  const reopened = await outputOf(page, 'diff');
+  await expect(reopened).toContainText('Changed line two.');
+  await expect(reopened).toContainText('This run changed 1 file. `%goat undo` reverts it.');
+  await page.waitForTimeout(2000);
+  const text = await reopened.innerText();
+  expect(text).not.toContain('model not found');
+  expect(text).not.toContain('HBox(');
+});

@@ -11,7 +11,7 @@ from typing import Any
 from goat_jupyter.events import EventSink, Notice, RunFinished, TextDelta, TurnUsage
 from goat_jupyter.llm import AssistantTurn, LLMClient, Usage, litellm_loaded
 from goat_jupyter.prompts import system_prompt
-from goat_jupyter.session import Message, Session
+from goat_jupyter.session import Message, Session, as_list
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.runner import Executor, ToolCall
@@ -142,7 +142,9 @@ class Agent:
         return RunResult(final_text, turns, usage, stop_reason, time.perf_counter() - started)
 
     def _drain_notices(self) -> list[str]:
-        return self.notices() if self.notices is not None else self.session.tasks.drain_notices()
+        if self.notices is not None:
+            return self.notices()
+        return self.session.tasks.drain_notices() + self.session.drain_notes()
 
     def _with_notices(self, prompt: str) -> str:
         notices = self._drain_notices()
@@ -205,6 +207,12 @@ class Agent:
             )
 
     def _on_interrupt(self) -> None:
+        last: Message = self.session.messages[-1] if self.session.messages else {}
+        for call in as_list(last.get("tool_calls")):  # what each call did, or the output it showed so far
+            settled = self.executor.settled.get(call["id"])
+            if settled is not None:
+                self.session.append(tool_message(call["id"], settled))
         repaired = self.session.repair()
         self.session.record("interrupted", repaired_tool_results=repaired)
-        self.emit(Notice("Interrupted.", "warning", self.agent_id))
+        if self.agent_id is not None:  # the top-level cell says it once, in its last line
+            self.emit(Notice("Interrupted.", "warning", self.agent_id))

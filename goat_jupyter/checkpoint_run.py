@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from html import escape
 from typing import Any, cast
 
 from goat_jupyter.checkpoints import Checkpoints, RevertReport, RunCheckpoint
+from goat_jupyter.errors import GoatError
 from goat_jupyter.events import Notice
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.runtime import GoatRuntime
-from goat_jupyter.ui import CellRenderer, Renderer
-from goat_jupyter.ui.comm_idle import current_kernel, ipywidgets, on_click
+from goat_jupyter.ui import CellRenderer, Renderer, style
+from goat_jupyter.ui.approval import who
+from goat_jupyter.ui.comm_idle import Bundle, WidgetView, current_kernel, ipywidgets, on_click, record_bundle
 from goat_jupyter.ui.interaction import detect_interaction
 
 REVERT_LABEL = "Revert this run"
+_log = logging.getLogger(__name__)
 _reverts: set[asyncio.Task[None]] = set()  # keeps click-started reverts alive until they finish
 
 
@@ -74,17 +78,42 @@ async def run_scope(
 
 def offer_revert(goat: GoatRuntime, run: RunCheckpoint, renderer: Renderer) -> None:
     if isinstance(renderer, CellRenderer) and detect_interaction(current_kernel()).kind == "widgets":
-        renderer.show(RevertButton(goat, run).widget)
+        button = RevertButton(goat, run, running_cell()[0])
+        text = f"{run.summary()} `%goat undo` reverts it."
+        renderer.show(WidgetView(button.widget, text, hint="", kind="revert", key=button.key))
     else:
         renderer.handle(Notice(f"{run.summary()} `%goat undo` reverts it.", "info"))
+
+
+def revert_record(report: RevertReport) -> Bundle:
+    """What the transcript keeps in place of the button once the run is reverted."""
+    first, *rest = report.text().splitlines()
+    return record_bundle(
+        "↶",
+        style.AMBER,
+        f"{first.rstrip(':')} by {who()}",
+        details_html=f'<pre style="{style.PRE}">{escape(chr(10).join(rest))}</pre>',
+        details_text="\n".join(rest),
+        summary="what was reverted",
+    )
+
+
+def tell_model(goat: GoatRuntime, report: RevertReport) -> None:
+    """The model's next turn starts with what the user undid, so it does not build on it."""
+    goat.session.add_note(
+        f"The user reverted the changes of %%goat run {report.run.number} ({report.run.label}). "
+        "The files and cells below are back as they were before that run; do not assume its changes exist:\n"
+        + report.text()
+    )
 
 
 class RevertButton:
     """`Revert this run` plus a status line; the click may arrive on any thread, after the cell ended."""
 
-    def __init__(self, goat: GoatRuntime, run: RunCheckpoint) -> None:
+    def __init__(self, goat: GoatRuntime, run: RunCheckpoint, cell_id: str | None = None) -> None:
         w = ipywidgets()
-        self.goat, self.run = goat, run
+        self.goat, self.run, self.cell_id = goat, run, cell_id
+        self.key = f"revert-{id(run):x}"
         self.loop = asyncio.get_running_loop()
         self.button: Any = w.Button(description=REVERT_LABEL, icon="undo", tooltip=run.summary())
         self.status: Any = w.HTML(value=f"<span>{escape(run.summary())}</span>")
@@ -116,6 +145,25 @@ class RevertButton:
             return
         self.button.description = "Reverted"
         self.status.value = f"<pre style='margin:0'>{escape(report.text())}</pre>"
+        await self._record(report)
+
+    async def _record(self, report: RevertReport) -> None:
+        """Put the record where the button was in the saved notebook (JupyterLab shows no display
+        updates for a cell that has finished, so the labextension swaps the output)."""
+        service = notebook_service_of(self.goat)
+        if service is None or self.cell_id is None:
+            return
+        scoped = service.fork()
+        try:
+            if await scoped.hello() is not None:
+                data = revert_record(report)
+                await scoped.bridge.request(
+                    "replace_goat_output", cell_id=self.cell_id, key=self.key, data=data
+                )
+        except GoatError:
+            _log.debug("goat: the revert record could not replace the button", exc_info=True)
+        finally:
+            scoped.end_run()
 
 
 async def revert_run(goat: GoatRuntime, run: RunCheckpoint, *, probe: bool) -> RevertReport:
@@ -125,10 +173,12 @@ async def revert_run(goat: GoatRuntime, run: RunCheckpoint, *, probe: bool) -> R
     if scoped is not None:
         scoped.probe = probe
     try:
-        return await checkpoints_of(goat).revert(run, scoped)
+        report = await checkpoints_of(goat).revert(run, scoped)
     finally:
         if scoped is not None:
             scoped.end_run()
+    tell_model(goat, report)
+    return report
 
 
 async def undo_last() -> None:
@@ -142,4 +192,7 @@ async def undo_last() -> None:
             "Nothing to undo: no %%goat run in this kernel changed files or cells that were not reverted yet."
         )
         return
-    print((await revert_run(goat, run, probe=running_cell()[1])).text())
+    report = await revert_run(goat, run, probe=running_cell()[1])
+    from IPython.display import display  # pyright: ignore[reportUnknownVariableType]
+
+    display(revert_record(report), raw=True)

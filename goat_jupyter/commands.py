@@ -11,20 +11,28 @@ from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.runtime import GoatRuntime
 from goat_jupyter.session import list_sessions, summarize
-from goat_jupyter.settings import RUNTIME_KEYS, coerce_setting
+from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, coerce_setting
 
-HELP = """%goat commands:
+HISTORY_LIMIT = 20
+HELP = f"""%goat commands:
   %goat config                 show the runtime settings
-  %goat config key=value ...   change settings (model, permission_mode, max_turns, ...)
+  %goat config key=value ...   change settings; keys: {", ".join(sorted(RUNTIME_KEYS))}
   %goat config reload          read the settings files and the key store again
   %goat status                 model, mode, turns, tokens and cost of this session
   %goat reset                  start a new conversation (stops background tasks)
-  %goat history                the conversation so far, one line per message
-  %goat resume [id]            list saved sessions, or continue one (newest with 'latest')
+  %goat history [N]            the last N messages (default {HISTORY_LIMIT}), one line each; says how many it left out
+  %goat resume                 list saved sessions
+  %goat resume ID|latest       continue a saved session (by id prefix, or the newest)
   %goat undo                   revert the files and cells changed by the last %%goat run
-  %goat mcp [reconnect [name]] MCP servers: status, errors and tools; or reconnect them
+  %goat mcp                    MCP servers: status, errors and tools
+  %goat mcp reconnect [NAME]   reconnect every MCP server, or the one named
   %goat autoload [on|off]      load goat in every new kernel (the IPython kernel configuration)
-%%goat [--model M] [--mode MODE] [--max-turns N] [--new]   run the cell body as a prompt"""
+  %goat help                   this help
+%%goat [options]               run the cell body as a prompt; options:
+  --model M, -m M              the model for this cell (litellm name, e.g. openai/gpt-4o)
+  --mode MODE                  permission mode for this cell: {", ".join(PERMISSION_MODES)}
+  --max-turns N                stop after N model turns (N >= 1)
+  --new                        start a new conversation first"""
 
 
 def dispatch(goat: GoatRuntime, line: str) -> None:
@@ -89,8 +97,16 @@ def _reset(goat: GoatRuntime, args: list[str]) -> None:
 
 
 def _history(goat: GoatRuntime, args: list[str]) -> None:
-    lines = summarize(goat.session.messages, limit=int(args[0]) if args and args[0].isdigit() else 20)
-    print("\n".join(lines) if lines else "No messages yet.")
+    limit = int(args[0]) if args and args[0].isdigit() else HISTORY_LIMIT
+    lines = summarize(goat.session.messages, limit=len(goat.session.messages) + 1)
+    if not lines:
+        print("No messages yet.")
+        return
+    shown = lines[-limit:] if limit else []
+    left_out = len(lines) - len(shown)
+    if left_out:
+        print(f"({left_out} earlier messages not shown; `%goat history {len(lines)}` shows all.)")
+    print("\n".join(shown))
 
 
 def _resume(goat: GoatRuntime, args: list[str]) -> None:

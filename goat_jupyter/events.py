@@ -40,6 +40,7 @@ class ToolFinished:
     output: ToolOutput
     elapsed_s: float
     agent_id: str | None = None
+    waited_s: float = 0.0  # of elapsed_s, the time spent waiting for the user's approval
 
 
 @dataclass

@@ -73,6 +73,8 @@ def _warm_up(loop: asyncio.AbstractEventLoop | None) -> None:
 
         for tool in builtin_tools():
             tool.parameters_schema()  # pydantic's schema generation is cached per tool class
+        import nbformat  # pyright: ignore[reportUnusedImport] - 3 s cold: not on the first NotebookEdit
+        import nbformat.validator  # noqa: F401  # pyright: ignore[reportUnusedImport]
     finally:
         _agent_imported.set()
     if loop is not None and not loop.is_closed():

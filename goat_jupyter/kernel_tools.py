@@ -119,10 +119,25 @@ class KernelService:
         return cell
 
     def _next_execution_count(self) -> int:
-        """This run's number: the shell's counter moves on, as if the user had run the cell."""
-        count = int(self.shell.execution_count)
-        self.shell.execution_count = count + 1
-        return count
+        """A number after the running %%goat cell's own: that cell keeps its number (its reply is
+        counted from the shell's counter), and once its reply is out the counter skips the numbers
+        used here, so the next cell the user runs does not repeat one."""
+        self._reserved = max(getattr(self, "_reserved", 0), int(self.shell.execution_count)) + 1
+        if not getattr(self, "_skip_hooked", False):
+            self._skip_hooked = True
+            self.shell.events.register("post_run_cell", self._skip_used_counts)
+        return self._reserved
+
+    def _skip_used_counts(self, *_: Any) -> None:
+        """After the cell ends: move the counter past the numbers RunCell used (after the reply is sent)."""
+        self.shell.events.unregister("post_run_cell", self._skip_used_counts)
+        self._skip_hooked = False
+        used = self._reserved
+
+        def skip() -> None:
+            self.shell.execution_count = max(int(self.shell.execution_count), used + 1)
+
+        asyncio.get_running_loop().call_soon(skip)
 
 
 async def _write_outputs(backend: NotebookBackend, cell: CellInfo, outputs: list[Output], count: int) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from goat_jupyter import commands
 from goat_jupyter.checkpoint_run import run_scope
 from goat_jupyter.config.keys import apply_keys
+from goat_jupyter.events import Event, EventSink, RunFinished
 from goat_jupyter.runtime import GoatRuntime, RunOptions
 from goat_jupyter.settings import PERMISSION_MODES
 from goat_jupyter.ui import CellRenderer, Renderer, comm_idle, make_renderer
@@ -21,6 +22,30 @@ _runtime: GoatRuntime | None = None
 
 class OptionError(ValueError):
     pass
+
+
+class GoatInterruptedError(Exception):
+    """Ends a stopped %%goat cell as an error (so Run All halts) shown as one line, not a traceback."""
+
+    def __init__(self, turns: int) -> None:
+        plural = "" if turns == 1 else "s"
+        super().__init__(f"Interrupted by the user after {turns} turn{plural}.")
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of the traceback
+        return [f"\x1b[33m⊘ {self}\x1b[0m"]
+
+
+class _TurnCounter:
+    """Passes events on and remembers how many turns the top-level run reported."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+        self.turns = 0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunFinished) and event.extra.get("agent_id") is None:
+            self.turns = event.turns
+        self.sink(event)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,17 +101,30 @@ async def run_cell(line: str, body: str) -> None:
     renderer.start(
         prompt, model=options.model or settings.model, mode=options.mode or settings.permission_mode
     )
+    events = _TurnCounter(renderer.handle)
     try:
         async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state of this run
-            await goat.run(prompt, options, renderer.handle)
+            await goat.run(prompt, options, events)
     except asyncio.CancelledError:
         renderer.close()
-        raise
+        raise GoatInterruptedError(events.turns) from None
     except Exception as exc:  # the cell shows the failure; the session stays usable
-        from goat_jupyter.events import Notice
-
-        renderer.handle(Notice(f"{type(exc).__name__}: {exc}", "error"))
+        show_failure(renderer, f"{type(exc).__name__}: {exc}", options.model or settings.model)
     renderer.close()
+
+
+def show_failure(renderer: Renderer, error_text: str, model: str) -> None:
+    """The failure as one sentence with what to check (full text folded), above the footer."""
+    from goat_jupyter.events import Notice
+
+    if isinstance(renderer, CellRenderer):
+        from goat_jupyter.ui.failure import failure_bundle
+
+        renderer.add_bundle(failure_bundle(error_text, model))
+        return
+    from goat_jupyter.ui.failure import explain
+
+    renderer.handle(Notice(f"{explain(error_text, model)}\n{error_text}", "error"))
 
 
 def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
@@ -98,7 +136,9 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
 
     comm_idle.install(comm_idle.current_kernel())
     show = renderer.show if isinstance(renderer, CellRenderer) else None
-    interaction = make_interaction(show, lambda: goat.session.cwd)
+    interaction = make_interaction(
+        show, lambda: goat.session.cwd, notebook=lambda: goat.services.get("bridge")
+    )
     goat.services["ui"] = interaction
 
     def notify(text: str) -> None:

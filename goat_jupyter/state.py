@@ -193,6 +193,15 @@ class SessionState:
     tasks: TaskManager = field(default_factory=TaskManager)
     notebook_path: Path | None = None
     session_rules: list[str] = field(default_factory=lambda: list[str]())  # "Allow for session" answers
+    notes: list[str] = field(default_factory=lambda: list[str]())  # for the model's next turn (a revert)
+
+    def add_note(self, text: str) -> None:
+        """Tell the model something that happened outside its turns (it reads it with the next prompt)."""
+        self.notes.append(text)
+
+    def drain_notes(self) -> list[str]:
+        taken, self.notes = self.notes, []
+        return taken
 
     def __post_init__(self) -> None:
         self.workspace = Path(os.path.abspath(os.path.expanduser(self.workspace)))

@@ -7,6 +7,8 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { PanelBridge } from './bridge';
 import { settingsPanelPlugin } from './settings_panel';
+import { decorateCells } from './cells_ui';
+import { dropStaleWidgets } from './goat_outputs';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'goat-jupyter:bridge',
@@ -14,7 +16,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
   autoStart: true,
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker): void => {
-    const bridge = (panel: NotebookPanel) => new PanelBridge(panel, tracker, app.name);
+    const bridge = (panel: NotebookPanel) => {
+      new PanelBridge(panel, tracker, app.name);
+      void panel.context.ready.then(() => dropStaleWidgets(panel));
+      decorateCells(panel);
+    };
     tracker.forEach(bridge);
     tracker.widgetAdded.connect((_sender, panel) => {
       bridge(panel);

@@ -28,6 +28,7 @@ import {
   requiredString,
   sourceArgument
 } from './protocol';
+import { replaceTagged } from './goat_outputs';
 import { VERSION } from './version';
 
 /** What an operation may use besides its request. */
@@ -179,6 +180,37 @@ function setOutputs(request: Request, context: IOpContext): JSONObject {
   return {};
 }
 
+function replaceGoatOutput(request: Request, context: IOpContext): JSONObject {
+  const panel = targetPanel(request, context);
+  const shared = asCodeCell(findCell(panel, requiredString(request, 'cell_id'))).sharedModel;
+  const data = optionalObject(request, 'data');
+  if (data === undefined) {
+    throw new RequestError("'data' must be a mime bundle");
+  }
+  const key = requiredString(request, 'key');
+  const replaced = replaceTagged(shared.getOutputs(), key, data as nbformat.IMimeBundle);
+  if (replaced === undefined) {
+    throw new RequestError(`no goat output '${key}' in that cell`);
+  }
+  shared.setOutputs(replaced);
+  return {};
+}
+
+/** How long a cell stays highlighted after goat asks to run it. */
+const HIGHLIGHT_MS = 6000;
+
+function revealCell(request: Request, context: IOpContext): JSONObject {
+  const panel = targetPanel(request, context);
+  const located = findCell(panel, requiredString(request, 'cell_id'));
+  const widget = panel.content.widgets[located.index];
+  if (widget) {
+    void panel.content.scrollToCell(widget, 'center');
+    widget.addClass('goat-highlight');
+    setTimeout(() => widget.removeClass('goat-highlight'), HIGHLIGHT_MS);
+  }
+  return { index: located.index };
+}
+
 function runningCell(_request: Request, context: IOpContext): JSONObject {
   const id =
     context.requestingCellId ??
@@ -207,6 +239,8 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   replace_cell: replaceCell,
   delete_cell: deleteCell,
   set_outputs: setOutputs,
+  replace_goat_output: replaceGoatOutput,
+  reveal_cell: revealCell,
   running_cell: runningCell,
   is_open: isOpen,
   save

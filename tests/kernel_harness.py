@@ -27,6 +27,7 @@ class CellResult:
     status: str
     messages: list[Message] = field(default_factory=lambda: list[Message]())
     elapsed_s: float = 0.0
+    execution_count: int | None = None  # from the execute_reply, as JupyterLab shows it
 
     def of_type(self, *kinds: str) -> list[Message]:
         return [m for m in self.messages if m["header"]["msg_type"] in kinds]
@@ -117,6 +118,7 @@ class KernelSession:
         while reply["parent_header"].get("msg_id") != msg_id:
             reply = await self.client.get_shell_msg(timeout=10)
         result.status = reply["content"]["status"]
+        result.execution_count = reply["content"].get("execution_count")
         result.elapsed_s = time.perf_counter() - started
         return result
 

@@ -47,6 +47,7 @@ class FakeNotebookFrontend:
         self.requests: list[Message] = []
         self.opened: list[Message] = []  # comm_open messages seen
         self.saved: list[str] = []
+        self.replaced_outputs: list[dict[str, Any]] = []  # replace_goat_output requests
 
     def attach(self, kernel: KernelSession) -> FakeNotebookFrontend:
         kernel.comm_handlers[COMM_TARGET] = self.on_comm
@@ -148,6 +149,13 @@ class FakeNotebookFrontend:
         if "execution_count" in request:
             cell["execution_count"] = request["execution_count"]
         self.dirty[path] = True
+        return {}
+
+    def _op_replace_goat_output(self, request: Message) -> Message:
+        """Like the labextension: the goat output tagged `key` becomes a display of `data`."""
+        path, cells = self._notebook(request)
+        cell = cells[self._find(cells, request["cell_id"], path)]
+        self.replaced_outputs.append({"cell_id": cell["id"], "key": request["key"], "data": request["data"]})
         return {}
 
     def _op_running_cell(self, request: Message) -> Message:

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -26,7 +27,11 @@ SCRIPTS = {
         text_turn("Yes, hello.txt holds one line.", match="still there"),
     ],
     "interrupt": [
-        tool_turn("Bash", {"command": "echo $$ > pid.txt; exec sleep 60"}, match="sleep for a minute"),
+        tool_turn(
+            "Bash",
+            {"command": "echo partial-line-from-bash; echo $$ > pid.txt; exec sleep 60"},
+            match="sleep for a minute",
+        ),
         text_turn("Ready again.", match="are you ok"),
     ],
     "commands": [],
@@ -84,10 +89,16 @@ async def test_interrupt_during_bash_ends_cell_quickly_and_next_cell_works(
 ) -> None:
     kernel, server = replay_kernel
     server_turns_before = len(server.remaining)
-    cell = asyncio.ensure_future(kernel.execute("%%goat\nPlease sleep for a minute"))
+    seen: list[str] = []
+
+    def watch(msg: dict[str, Any]) -> None:
+        seen.append(str(msg["content"].get("data", {}).get("text/plain", "")))
+
+    cell = asyncio.ensure_future(kernel.execute("%%goat\nPlease sleep for a minute", on_message=watch))
     pid_file = tmp_path / "pid.txt"
     for _ in range(3000):  # the first model call pays litellm's lazy imports: slow on a busy machine
-        if pid_file.exists() and pid_file.read_text().strip():
+        shown = any("partial-line-from-bash" in text for text in seen)
+        if shown and pid_file.exists() and pid_file.read_text().strip():
             break
         await asyncio.sleep(0.02)
     pid = int(pid_file.read_text())
@@ -102,6 +113,10 @@ async def test_interrupt_during_bash_ends_cell_quickly_and_next_cell_works(
     assert "Interrupted" in result.text("text/plain") + result.text("text/markdown") + result.text(
         "text/html"
     )
+    # One line, no traceback (no goat internals, no CancelledError); still an error so Run All halts.
+    assert result.status == "error" and result.error is not None
+    assert result.error["content"]["traceback"] == ["\x1b[33m⊘ Interrupted by the user after 1 turn.\x1b[0m"]
+    assert "CancelledError" not in str(result.messages)
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     assert len(server.remaining) < server_turns_before
 
@@ -110,6 +125,9 @@ async def test_interrupt_during_bash_ends_cell_quickly_and_next_cell_works(
     assert "Ready again." in after.text("text/plain") + after.text("text/markdown")
     history = server.requests[-1]["messages"]
     assert_history_valid([m for m in history if m["role"] != "system"])
+    bash_result = next(m["content"] for m in history if m["role"] == "tool")
+    assert "interrupted by the user" in bash_result
+    assert "partial-line-from-bash" in bash_result
 
 
 @pytest.mark.parametrize("replay_kernel", ["commands"], indirect=True)

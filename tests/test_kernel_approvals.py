@@ -52,6 +52,10 @@ TURNS = [
     text_turn("Still here.", match="[after-interrupt]"),
     tool_turn("Bash", {"command": "echo headless > headless.txt"}, match="[headless]"),
     text_turn("I could not run it.", match="[headless]"),
+    tool_turn(
+        "Edit", {"file_path": "unread.txt", "old_string": "a", "new_string": "b"}, match="[unread-edit]"
+    ),
+    text_turn("I need to read it first.", match="[unread-edit]"),
 ]
 
 
@@ -281,3 +285,18 @@ async def test_changed_text_and_dropdown_values_arrive_intact(tmp_path: Path) ->
 
 def _texts(outputs: list[Any]) -> str:
     return "\n".join(str(o.get("data", {}).get("text/plain", "")) + str(o.get("text", "")) for o in outputs)
+
+
+async def test_a_call_that_would_fail_returns_its_error_without_asking(
+    kernel: KernelSession, server: ReplayServer, workspace: Path
+) -> None:
+    (workspace / "unread.txt").write_text("a\n")
+    widgets_before = len(kernel.widgets("ButtonModel"))
+    result = await kernel.execute("%%goat --new\n[unread-edit] change unread.txt", timeout=90)
+    assert result.status == "ok", result.error
+    assert len(kernel.widgets("ButtonModel")) == widgets_before, "no approval was shown"
+    shown_data = [m["content"]["data"] for m in result.of_type("display_data")]
+    assert not any("application/vnd.jupyter.widget-view+json" in data for data in shown_data)
+    [edit_result] = tool_results(server, "[unread-edit]")
+    assert "has not been read" in edit_result
+    assert (workspace / "unread.txt").read_text() == "a\n"

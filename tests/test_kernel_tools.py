@@ -146,6 +146,11 @@ async def test_run_cell_fills_outputs_in_the_frontend_and_returns_them(
     assert "return 1 / 0" in strip_ansi("\n".join(second["outputs"][0]["traceback"]))
     assert "image/png" in third["outputs"][0]["data"]
     assert "hello from the cell" not in result.stdout, "the cell's print went to its own outputs"
+    # Every cell run gets its own number: the %%goat cell, each cell it ran, the next cell run.
+    ran = [c["execution_count"] for c in (first, second, third)]
+    assert result.execution_count not in ran and len(set(ran)) == 3
+    following = await kernel.execute("1 + 1")
+    assert following.execution_count is not None and following.execution_count > max(ran)
 
     requests = [r for r in server.requests if "[run]" in json.dumps(r["messages"])]
     tools = [str(m["content"]) for m in requests[-1]["messages"] if m["role"] == "tool"]

@@ -332,3 +332,71 @@ async def test_hooks_update_input_add_context_and_deny(registry: Registry) -> No
     assert invalid.error_code == "INVALID_INPUT" and "count" in invalid.content
     echo = registry.get("Echo")
     assert isinstance(echo, EchoTool) and echo.seen == ["QUIET"]
+
+
+class RecordingPolicy(AllowAll):
+    """Allows everything and remembers which calls reached the permission step."""
+
+    def __init__(self) -> None:
+        self.asked: list[dict[str, Any]] = []
+
+    async def decide(
+        self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
+    ) -> PermissionDecision:
+        self.asked.append({"tool": tool.name, **args.model_dump()})
+        return PermissionDecision("allow")
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "error"),
+    [
+        ("Edit", {"file_path": "notes.txt", "old_string": "a", "new_string": "b"}, "has not been read"),
+        ("Edit", {"file_path": "./sub/../notes.txt", "old_string": "a", "new_string": "b"}, "not been read"),
+        ("Edit", {"file_path": "missing.txt", "old_string": "a", "new_string": "b"}, "File not found"),
+        ("Edit", {"file_path": "notes.txt", "old_string": "a", "new_string": "a"}, "identical"),
+        ("Edit", {"file_path": "nb.ipynb", "old_string": "a", "new_string": "b"}, "use NotebookEdit"),
+        ("Edit", {"file_path": "sub", "old_string": "a", "new_string": "b"}, "directory"),
+        ("Write", {"file_path": "notes.txt", "content": "x"}, "has not been read"),
+        ("Write", {"file_path": "sub", "content": "x"}, "directory"),
+        ("NotebookEdit", {"notebook_path": "nb.ipynb", "cell_id": "c1", "new_source": "x"}, "not been read"),
+        ("NotebookEdit", {"notebook_path": "notes.txt", "cell_id": "c1", "new_source": "x"}, "not a .ipynb"),
+    ],
+)
+async def test_a_call_that_would_fail_is_not_sent_for_approval(
+    tmp_path: Path, name: str, args: dict[str, Any], error: str
+) -> None:
+    from goat_jupyter.tools import default_registry
+
+    (tmp_path / "notes.txt").write_text("a\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "nb.ipynb").write_text(
+        '{"cells": [{"id": "c1", "cell_type": "code", "source": "1", "metadata": {}, "outputs": [],'
+        ' "execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    )
+    registry = default_registry(cwd=str(tmp_path))
+    policy = RecordingPolicy()
+    output = await Executor(registry, registry.session, policy=policy).run_one(call(name, args))
+    assert output.is_error and error in output.content
+    assert policy.asked == []
+    assert (tmp_path / "notes.txt").read_text() == "a\n"
+
+
+async def test_a_call_that_passes_the_checks_still_asks_and_then_runs(tmp_path: Path) -> None:
+    from goat_jupyter.tools import default_registry
+
+    (tmp_path / "notes.txt").write_text("a\n")
+    registry = default_registry(cwd=str(tmp_path))
+    policy = RecordingPolicy()
+    executor = Executor(registry, registry.session, policy=policy)
+    await executor.run_one(call("Read", {"file_path": "notes.txt"}))
+    edited = await executor.run_one(
+        call("Edit", {"file_path": "notes.txt", "old_string": "a", "new_string": "b"})
+    )
+    assert not edited.is_error and (tmp_path / "notes.txt").read_text() == "b\n"
+    assert [a["tool"] for a in policy.asked] == ["Read", "Edit"]
+    # Changed behind the model's back after the read: stale, refused before asking.
+    (tmp_path / "notes.txt").write_text("changed by the user, longer\n")
+    stale = await executor.run_one(
+        call("Edit", {"file_path": "notes.txt", "old_string": "b", "new_string": "c"})
+    )
+    assert stale.is_error and "modified since" in stale.content and len(policy.asked) == 2

@@ -180,7 +180,7 @@ def test_bash_output_streams_into_its_card_coalesced_and_tail_capped():
         and "1.25s" in final["text/html"]
         and "earlier lines" not in final["text/html"]
     )
-    assert final["text/plain"].startswith("⏺ Bash(seq 300)\n  ⎿ ✓ 1.25s  0\n")
+    assert final["text/plain"].startswith("⏺ Bash(seq 300)\n  ⎿ ✓ 1.25s · exit 0, 4 lines\n     0\n")
 
 
 def test_model_text_and_tool_output_are_escaped():
@@ -196,7 +196,7 @@ def test_model_text_and_tool_output_are_escaped():
     assert text["text/markdown"] == "Look: &lt;script>alert(1)&lt;/script>"
     assert text["text/plain"] == f"Look: {attack}"
     assert "<script" not in card["text/html"]
-    assert card["text/html"].count("&lt;script&gt;alert(1)&lt;/script&gt;") == 3
+    assert card["text/html"].count("&lt;script&gt;alert(1)&lt;/script&gt;") == 2  # argument + output
 
 
 def test_edit_card_shows_a_coloured_diff():
@@ -248,7 +248,7 @@ def test_todowrite_shows_a_checklist():
 def test_footer_reports_turns_tokens_cost_and_time():
     sink = run([TurnUsage(1, 900, 100, 0.002), RunFinished(4, 12_000, 345, 0.01234, 65.0, "max_turns")])
     footer = sink.shown[-1].final["text/html"]
-    assert "4 turns" in footer and "12,345 tokens" in footer and "$0.0123" in footer and "1m 05s" in footer
+    assert "4 turns" in footer and "12,345 tokens" in footer and "$0.012" in footer and "1m 05s" in footer
     assert "max turns" in footer
 
 
@@ -380,3 +380,91 @@ def collect_iopub(client: Any, msg_id: str) -> list[dict[str, Any]]:
         if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
             return messages
         messages.append(message)
+
+
+async def test_status_line_shows_while_quiet_and_goes_when_something_arrives():
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.start("prompt", model="m", mode="default")
+    clock.now += 3  # the model has not answered for 3 s
+    for _ in range(100):
+        if any("Stop to interrupt" in str(s.final.get("text/plain", "")) for s in sink.shown):
+            break
+        await asyncio.sleep(0.05)
+    [status] = [s for s in sink.shown if "Stop to interrupt" in str(s.final.get("text/plain", ""))]
+    assert "Working · 3s" in status.final["text/plain"] and "■ Stop to interrupt" in status.final["text/html"]
+    renderer.handle(TextDelta("Here is the answer."))
+    assert status.final == {"text/plain": ""}, "the status line goes when the answer starts"
+    renderer.handle(RunFinished(1, 10, 5, None, 3.0, "end_turn"))
+    renderer.close()
+    assert all("Stop to interrupt" not in str(s.final) for s in sink.shown)
+
+
+def test_todo_write_updates_one_checklist_in_place():
+    def todos(*statuses: str) -> ToolOutput:
+        items = [
+            {"content": f"step {i}", "status": st, "activeForm": f"doing {i}"}
+            for i, st in enumerate(statuses)
+        ]
+        return ToolOutput("ok", metadata={"todos": items})
+
+    sink = run(
+        [
+            ToolStarted("t1", "TodoWrite", "TodoWrite", {"todos": []}),
+            ToolFinished("t1", "TodoWrite", todos("in_progress", "pending"), 0.01),
+            TextDelta("working"),
+            ToolStarted("t2", "TodoWrite", "TodoWrite", {"todos": []}),
+            ToolFinished("t2", "TodoWrite", todos("completed", "in_progress"), 0.01),
+        ]
+    )
+    checklists = [
+        s for s in sink.shown if "step 0" in str(s.final.get("text/plain", "")) or "doing 0" in str(s.final)
+    ]
+    assert len(checklists) == 1
+    assert checklists[0].final["text/plain"] == "☒ step 0\n◼ doing 1"
+
+
+def test_a_finished_call_is_one_line_with_its_details_folded_and_the_wait_apart():
+    sink = run(
+        [
+            ToolStarted("c1", "Read", "Read", {"file_path": f"{os.getcwd()}/data/sales.csv"}),
+            ToolFinished(
+                "c1",
+                "Read",
+                ToolOutput(
+                    "1\ta\n2\tb\n\n(call Read with offset=3)", summary="lines 1-2 of 9", display="1\ta\n2\tb"
+                ),
+                12.5,
+                waited_s=12.4,
+            ),
+        ]
+    )
+    [card] = [s.final for s in sink.shown if kind_of(s.final) == "card"]
+    html = card["text/html"]
+    assert html.startswith("<details") and "<details open" not in html
+    assert "data/sales.csv" in html and os.getcwd() not in html
+    assert "lines 1-2 of 9" in html and "waited 12.4s for you" in html and "0.10s" in html
+    assert "offset" not in html and "offset" not in card["text/plain"]
+
+
+def test_a_failed_run_says_what_to_check_above_the_footer():
+    from goat_jupyter.ui.failure import failure_bundle
+
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.start("prompt", model="openai/gpt-4o", mode="default")
+    renderer.handle(RunFinished(1, 10, 0, None, 1.0, "error"))
+    error = (
+        "LLMError: The model call failed: AuthenticationError: litellm.AuthenticationError: bad key "
+        + "x" * 300
+    )
+    renderer.add_bundle(failure_bundle(error, "openai/gpt-4o"))
+    renderer.close()
+    texts = [str(s.final.get("text/plain", "")) for s in sink.shown]
+    assert texts[-1].startswith("Stopped after an error"), "the footer comes last"
+    failure = sink.shown[-2].final
+    assert failure["text/plain"].startswith(
+        "✗ The provider rejected the API key for openai/gpt-4o: check OPENAI_API_KEY"
+    )
+    assert "%goat config model=" in failure["text/html"] and "<details>" in failure["text/html"]
+    assert error in failure["text/plain"], "the full text is kept (folded in HTML)"

@@ -53,7 +53,8 @@ def test_compact_input_shows_the_main_argument_of_known_tools():
 
 
 def test_compact_input_falls_back_to_short_json():
-    assert compact_input("Config", {"setting": "model", "value": "x"}) == '{"setting": "model", "value": "x"}'
+    # No raw JSON for people: other tools' arguments read as `key: value` pairs.
+    assert compact_input("Config", {"setting": "model", "value": "x"}) == "setting: model, value: x"
     assert compact_input("TodoRead", {}) == ""
     long = compact_input("Mystery", {"blob": "x" * 1000})
     assert len(long) == 160 and long.endswith("…")
@@ -68,7 +69,7 @@ def test_format_seconds_scales_its_precision():
 
 def test_footer_names_turns_tokens_cost_and_time():
     done = RunFinished(3, 12_000, 345, 0.01234, 4.2, "end_turn")
-    assert footer_text(done) == "Done · 3 turns · 12,345 tokens (12,000 in, 345 out) · $0.0123 · 4.20s"
+    assert footer_text(done) == "Done · 3 turns · 12,345 tokens (12,000 in, 345 out) · $0.012 · 4.20s"
     unknown_cost = RunFinished(1, 10, 5, None, 0.5, "interrupted")
     assert footer_text(unknown_cost) == "Interrupted · 1 turn · 15 tokens (10 in, 5 out) · 0.50s"
     assert "12,345 tokens" in footer_html(done)
@@ -137,7 +138,7 @@ def test_card_escapes_model_text_everywhere():
     card.output = ToolOutput("<script>alert(2)</script>")
     rendered = card_html(card)
     assert "<script>" not in rendered
-    assert "Run &lt;script&gt;alert(1)&lt;/script&gt;" in rendered
+    assert "alert(1)" not in rendered  # the title repeats the argument: the one line shows the argument only
     assert "echo &#x27;&lt;script&gt;x&lt;/script&gt;&#x27;" in rendered
     assert "&lt;script&gt;alert(2)&lt;/script&gt;" in rendered
 
@@ -150,7 +151,11 @@ def test_card_states_show_status_elapsed_and_output():
     card.status, card.output = "error", ToolOutput("Error: exit code 2", is_error=True)
     failed = card_html(card)
     assert "✗" in failed and style.PRE_ERROR in failed and "compiling" not in failed
-    assert card_text(card).splitlines() == ["⏺ Bash(make)", "  ⎿ ✗ 1.50s  Error: exit code 2"]
+    assert card_text(card).splitlines() == [
+        "⏺ Bash(make)",
+        "  ⎿ ✗ 1.50s · exit code 2",
+        "     Error: exit code 2",
+    ]
 
 
 def test_result_lines_keep_ten_lines_and_count_the_rest():

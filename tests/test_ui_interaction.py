@@ -20,7 +20,7 @@ from goat_jupyter.tools.ask_user_question import AskUserQuestionInput
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.exit_plan_mode import ExitPlanModeInput
 from goat_jupyter.tools.runner import Executor, ToolCall
-from goat_jupyter.ui import CellRenderer, comm_idle
+from goat_jupyter.ui import CellRenderer, comm_idle, style
 from goat_jupyter.ui.interaction import (
     CellInteraction,
     HeadlessInteraction,
@@ -117,15 +117,19 @@ async def test_allow_once_answers_and_leaves_a_plain_record(tmp_path: Path) -> N
     cell, ui = cell_interaction(tmp_path)
     pending = asyncio.ensure_future(ui.request(bash_request()))
     await until(lambda: bool(cell.widgets()))
-    bundle = cell.displays[0].items[0]._repr_mimebundle_()
+    bundle, metadata = cell.displays[0].items[0]._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "Bash: touch made.txt" in bundle["text/plain"] and "GOAT_INTERACTIVE=0" in bundle["text/plain"]
+    # Without the widget (nbconvert, a reopened notebook) the fallback still shows the command.
+    assert "touch made.txt" in bundle["text/html"] and "HBox(" not in bundle["text/html"]
+    assert metadata == {"goat": {"widget": "prompt"}}
     find(cell.widgets()[0], "Button", description="Allow once").click()
     answer = await asyncio.wait_for(pending, 5)
     assert answer == ApprovalAnswer("allow_once")
     record = cell.displays[0].final
     assert "Allowed once by the user" in record["text/plain"] and "touch made.txt" in record["text/plain"]
     assert "Allowed once" in record["text/html"]
+    assert "<details>" in record["text/html"] and "$ touch made.txt" in record["text/html"]
     assert all(w.comm is None for w in walk(cell.widgets()[0])), "widgets are closed after the answer"
 
 
@@ -211,7 +215,7 @@ async def test_edit_preview_is_a_coloured_diff_and_changes_nothing(tmp_path: Pat
     html = await preview_html(
         "Edit", {"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"}, tmp_path
     )
-    assert "-beta" in html and "+BETA" in html and "background:rgba(46,160,67" in html
+    assert "-beta" in html and "+BETA" in html and style.DIFF_ADD in html and style.DIFF_DEL in html
     assert target.read_text() == "alpha\nbeta\ngamma\n"
     missing = await preview_html(
         "Edit", {"file_path": "notes.txt", "old_string": "zeta", "new_string": "x"}, tmp_path
@@ -335,6 +339,16 @@ async def test_plan_approve_switches_to_default_mode(tmp_path: Path) -> None:
     markdown = cell.displays[0].final._repr_mimebundle_()["text/markdown"]
     assert "# Plan" in markdown and "<b>" not in markdown, "the plan is shown as safe Markdown"
     assert "mode switched to default" in cell.displays[1].final["text/plain"]
+
+
+async def test_plan_approval_offers_to_continue_with_edits_accepted(tmp_path: Path) -> None:
+    def accept(view: Any) -> None:
+        find(view, "Button", description="Approve, auto-accept edits").click()
+
+    output, session, cell = await review(tmp_path, accept)
+    assert session.settings.permission_mode == "acceptEdits"
+    assert "acceptEdits" in output.content and output.metadata["mode"] == "acceptEdits"
+    assert "mode switched to acceptEdits" in cell.displays[1].final["text/plain"]
 
 
 async def test_keep_planning_keeps_plan_mode_and_passes_feedback(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def test_a_realistic_run_reads_like_a_terminal_transcript():
         "\n"
         "The worst month is **March**.\n"
         "\n"
-        "── Done · 3 turns · 12,345 tokens (12,000 in, 345 out) · $0.0123 · 4.20s\n"
+        "── Done · 3 turns · 12,345 tokens (12,000 in, 345 out) · $0.012 · 4.20s\n"
     )
 
 

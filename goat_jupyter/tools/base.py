@@ -46,6 +46,10 @@ class ToolOutput:
     title: str = ""
     metadata: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
     attachments: list[Attachment] = field(default_factory=lambda: list[Attachment]())
+    # For the user only; the model reads `content`. `summary` is a few words for the call's one line
+    # ("49 lines"); `display` replaces `content` in the details when hints for the model would be noise.
+    summary: str = ""
+    display: str | None = None
 
     @property
     def error_code(self) -> str | None:
@@ -135,6 +139,14 @@ class Tool(ABC, Generic[InputT]):
     def title_for(self, args: InputT) -> str:
         """One line that names what this call does, for the cell and approvals."""
         return self.name
+
+    async def precheck(self, args: InputT, ctx: ToolContext) -> None:
+        """Raise the GoatError this call would fail with, before anyone is asked to approve it.
+
+        Only cheap checks that change nothing (read-before-write, stale file, bad arguments);
+        `run` still checks again, since things may change while the user decides.
+        """
+        return None
 
     @abstractmethod
     async def run(self, args: InputT, ctx: ToolContext) -> ToolOutput | str:

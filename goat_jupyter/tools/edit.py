@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import difflib
 import hashlib
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import Field
 
@@ -189,9 +191,27 @@ def edit_file(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -> T
 
 
 def _edit_locked(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -> ToolOutput:
+    if not path.exists() and args.old_string == "":
+        return create_file(path, args.new_string, reads)
+    plan_ = planned_edit(path, args, reads, cwd)
+    write_text_atomic(path, plan_.updated, plan_.fmt, expected=DiskVersion.of(plan_.stat))
+    reads.record_edit(path, *line_moves(plan_.text, plan_.replacements))
+    return edit_result(path, plan_.text, plan_.updated, plan_.replacements, plan_.strategy)
+
+
+class EditPlan(NamedTuple):
+    text: str
+    fmt: TextFormat
+    stat: os.stat_result
+    replacements: list[Replacement]
+    strategy: str
+    updated: str
+
+
+def planned_edit(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -> EditPlan:
+    """What an Edit of an existing file would write; raises what the Edit would (read-before-write
+    first, so a file the model never read gives nothing away)."""
     if not path.exists():
-        if args.old_string == "":
-            return create_file(path, args.new_string, reads)
         raise missing_file_error(path, cwd)
     if path.is_dir():
         raise InvalidPathError(f"{path} is a directory; Edit changes files.")
@@ -205,9 +225,21 @@ def _edit_locked(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -
     )
     if strategy != "exact":
         refuse_unseen_near_match(path, text, replacements, reads)
-    write_text_atomic(path, updated, fmt, expected=DiskVersion.of(stat))
-    reads.record_edit(path, *line_moves(text, replacements))
-    return edit_result(path, text, updated, replacements, strategy)
+    return EditPlan(text, fmt, stat, replacements, strategy, updated)
+
+
+def check_arguments(path: Path, args: EditInput) -> None:
+    if path.suffix.lower() == ".ipynb":
+        raise InvalidInputError(f"{path} is a notebook: use NotebookEdit to change its cells.")
+    if args.old_string == args.new_string:
+        raise InvalidInputError("old_string and new_string are identical, so nothing would change.")
+
+
+def precheck_edit(path: Path, args: EditInput, reads: FileReadState, cwd: Path) -> None:
+    """Everything the Edit would fail on, without writing (run before asking the user)."""
+    check_arguments(path, args)
+    if path.exists() or args.old_string != "":
+        planned_edit(path, args, reads, cwd)
 
 
 def refuse_unseen_near_match(
@@ -285,12 +317,15 @@ class EditTool(Tool[EditInput]):
     def title_for(self, args: EditInput) -> str:
         return f"Edit {args.file_path}"
 
+    async def precheck(self, args: EditInput, ctx: ToolContext) -> None:
+        refuse_folder_path(args.file_path)
+        path = ctx.resolve_path(args.file_path)
+        with os_errors(path, "editing"):
+            await asyncio.to_thread(precheck_edit, path, args, ctx.session.file_reads, ctx.cwd)
+
     async def run(self, args: EditInput, ctx: ToolContext) -> ToolOutput | str:
         refuse_folder_path(args.file_path)
         path = ctx.resolve_path(args.file_path)
-        if path.suffix.lower() == ".ipynb":
-            raise InvalidInputError(f"{path} is a notebook: use NotebookEdit to change its cells.")
-        if args.old_string == args.new_string:
-            raise InvalidInputError("old_string and new_string are identical, so nothing would change.")
+        check_arguments(path, args)
         with os_errors(path, "editing"):
             return await asyncio.to_thread(edit_file, path, args, ctx.session.file_reads, ctx.cwd)

@@ -42,6 +42,17 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         target = args.cell_id or "top"
         return f"NotebookEdit {args.edit_mode} {target} in {args.notebook_path}"
 
+    async def precheck(self, args: NotebookEditInput, ctx: ToolContext) -> None:
+        path = ctx.resolve_path(args.notebook_path)
+        _check_arguments(path, args)
+        backend = await choose_backend(path, ctx)
+        if not backend.live:
+            ctx.session.file_reads.check_writable(path)
+        if args.cell_id is not None:
+            target = find_cell(await backend.list_cells(), args.cell_id, where=str(path))
+            if args.edit_mode != "insert":
+                check_unchanged(ctx, backend, target)
+
     async def run(self, args: NotebookEditInput, ctx: ToolContext) -> ToolOutput | str:
         path = ctx.resolve_path(args.notebook_path)
         _check_arguments(path, args)

@@ -98,9 +98,12 @@ class ReadTool(Tool[ReadInput]):
                 metadata=meta,
             )
         body = "\n".join(f"{number}\t{line}" for number, line in enumerate(window.lines, start=first))
+        shown = body
+        summary = f"{window.total} lines"
         if window.last < window.total:
+            summary = f"lines {first}-{window.last} of {window.total}"
             body += (
                 f"\n\n(Showing lines {first}-{window.last} of {window.total}. "
                 f"To continue, call Read with offset={window.last + 1}.)"
             )
-        return ToolOutput(body, metadata=meta)
+        return ToolOutput(body, metadata=meta, summary=summary, display=shown)

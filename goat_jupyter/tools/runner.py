@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 MAX_CONCURRENT_READS = 10
 EMPTY_RESULT = "(Tool completed with no output)"
+PARTIAL_OUTPUT_CHARS = 8_000  # what an interrupted call's result keeps of the output the user saw
 
 
 @dataclass
@@ -149,6 +150,16 @@ def parse_arguments(raw: dict[str, Any] | str) -> dict[str, Any]:
     return value  # pyright: ignore[reportUnknownVariableType]
 
 
+def interrupted_output(partial: str, elapsed_s: float) -> ToolOutput:
+    """The result of a call the user stopped: that it was interrupted, plus the output shown so far."""
+    text = f"Error: interrupted by the user after {elapsed_s:.1f} s, before this tool finished."
+    if partial.strip():
+        kept = partial[-PARTIAL_OUTPUT_CHARS:]
+        cut = f" (last {PARTIAL_OUTPUT_CHARS:,} characters)" if len(partial) > len(kept) else ""
+        text += f"\nOutput the user saw before the interrupt{cut}:\n{kept}"
+    return ToolOutput(text, is_error=True, metadata={"error_code": "interrupted"})
+
+
 def normalise(output: ToolOutput | str, tool: Tool[Any]) -> ToolOutput:
     result = output if isinstance(output, ToolOutput) else ToolOutput(output)
     if not result.content.strip() and not result.attachments:
@@ -178,6 +189,11 @@ class Executor:
         self.emit = emit
         self.services = services if services is not None else {}
         self.agent_id = agent_id
+        # Each call's result once settled (finished, or stopped with its partial output), so an
+        # interrupted turn keeps what really happened; streamed output per running call.
+        self.settled: dict[str, ToolOutput] = {}
+        self._partial: dict[str, str] = {}
+        self._waited: dict[str, float] = {}  # time in the permission step (the user deciding)
 
     async def run_calls(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
         """Consecutive concurrency-safe calls run together (max 10); results keep the model's order."""
@@ -210,6 +226,17 @@ class Executor:
 
     async def run_one(self, call: ToolCall) -> ToolOutput:
         started = time.perf_counter()
+        try:
+            output = await self._run_one(call, started)
+        except asyncio.CancelledError:
+            partial = self._partial.pop(call.id, "")
+            self.settled[call.id] = interrupted_output(partial, time.perf_counter() - started)
+            raise
+        self._partial.pop(call.id, None)
+        self.settled[call.id] = output
+        return output
+
+    async def _run_one(self, call: ToolCall, started: float) -> ToolOutput:
         tool = self.registry.get(call.name)
         title = call.name
         args: dict[str, Any] = {}
@@ -232,7 +259,9 @@ class Executor:
             if not announced:
                 self.emit(ToolStarted(call.id, call.name, title, args, self.agent_id))
         output.title = output.title or title
-        self.emit(ToolFinished(call.id, call.name, output, time.perf_counter() - started, self.agent_id))
+        elapsed = time.perf_counter() - started
+        waited = self._waited.pop(call.id, 0.0)
+        self.emit(ToolFinished(call.id, call.name, output, elapsed, self.agent_id, waited_s=waited))
         return output
 
     def _validate(self, tool: Tool[Any], args: dict[str, Any]) -> ToolInput:
@@ -250,7 +279,10 @@ class Executor:
         if hook.updated_input is not None:
             args = hook.updated_input
             parsed = self._validate(tool, args)
+        await tool.precheck(parsed, ctx)  # a call that would fail fails here, without asking anyone
+        asked = time.perf_counter()
         decision = await self.policy.decide(tool, parsed, ctx, hook)
+        self._waited[call.id] = time.perf_counter() - asked
         if decision.behavior != "allow":
             raise PermissionDeniedError(decision.message or f"Permission to use {tool.name} was denied.")
         if decision.updated_input is not None:
@@ -283,6 +315,9 @@ class Executor:
 
     def _context(self, call: ToolCall) -> ToolContext:
         def progress(*, title: str | None = None, output: str | None = None) -> None:
+            if output:
+                kept = self._partial.get(call.id, "") + output
+                self._partial[call.id] = kept[-2 * PARTIAL_OUTPUT_CHARS :]
             self.emit(ToolProgress(call.id, title, output, self.agent_id))
 
         return ToolContext(self.session, call.id, progress, self.services, executor=self)

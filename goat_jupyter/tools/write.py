@@ -63,14 +63,21 @@ def write_file(path: Path, content: str, reads: FileReadState) -> ToolOutput:
         return _write_locked(path, content, reads)
 
 
-def _write_locked(path: Path, content: str, reads: FileReadState) -> ToolOutput:
+def check_write(path: Path, reads: FileReadState, content: str) -> os.stat_result | None:
+    """What a Write to `path` would fail on (a folder there, an unread, partly read or changed file,
+    placeholders replacing code); returns the file's stat as checked (None: no file yet)."""
     if path.is_dir():
         raise InvalidPathError(f"{path} is a directory; give the path of a file to write.")
     stat = reads.check_writable(path, whole=True)
+    if stat is not None:
+        refuse_placeholders(path, content, current_text(path), "content")
+    return stat
+
+
+def _write_locked(path: Path, content: str, reads: FileReadState) -> ToolOutput:
+    stat = check_write(path, reads, content)
     existed = stat is not None
     fmt = sniff_format(path) if existed else TextFormat()
-    if existed:
-        refuse_placeholders(path, content, current_text(path), "content")
     ensure_parent(path)
     write_text_atomic(path, content, fmt, expected=DiskVersion.of(stat) if stat else ABSENT)
     reads.record(path)
@@ -96,13 +103,23 @@ class WriteTool(Tool[WriteInput]):
     def title_for(self, args: WriteInput) -> str:
         return f"Write {args.file_path}"
 
-    async def run(self, args: WriteInput, ctx: ToolContext) -> ToolOutput | str:
+    async def precheck(self, args: WriteInput, ctx: ToolContext) -> None:
         refuse_folder_path(args.file_path)
         path = ctx.resolve_path(args.file_path)
+        await self._check_not_open(path, ctx)
+        with os_errors(path, "writing"):
+            await asyncio.to_thread(check_write, path, ctx.session.file_reads, args.content)
+
+    async def _check_not_open(self, path: Path, ctx: ToolContext) -> None:
         if path.suffix.lower() == ".ipynb" and await notebook_is_open(ctx, path):
             raise ConflictError(
                 f"{path} is open in JupyterLab: writing the file would be undone by the notebook's next save. "
                 "Use NotebookEdit to change its cells."
             )
+
+    async def run(self, args: WriteInput, ctx: ToolContext) -> ToolOutput | str:
+        refuse_folder_path(args.file_path)
+        path = ctx.resolve_path(args.file_path)
+        await self._check_not_open(path, ctx)
         with os_errors(path, "writing"):
             return await asyncio.to_thread(write_file, path, args.content, ctx.session.file_reads)

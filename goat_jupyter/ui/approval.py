@@ -14,12 +14,13 @@ from goat_jupyter.ui.comm_idle import (
     Answer,
     Bundle,
     Show,
+    WidgetView,
     ipywidgets,
     on_click,
     record_bundle,
     show_until_answered,
 )
-from goat_jupyter.ui.preview import preview_html
+from goat_jupyter.ui.preview import Preview, arguments_block, build_preview
 
 CHOICES: dict[Choice, str] = {
     "allow_once": "Allow once",
@@ -41,18 +42,38 @@ def who() -> str:
     return os.environ.get("JUPYTERHUB_USER") or "the user"
 
 
-def answer_record(request: ApprovalRequest, answer: ApprovalAnswer) -> Bundle:
-    """What was decided, by whom, about which call."""
+PREVIEW_LABEL = {
+    "Bash": "command",
+    "Edit": "diff",
+    "Write": "diff",
+    "NotebookEdit": "cell change",
+    "RunCell": "cell source",
+}
+
+
+def answer_record(request: ApprovalRequest, answer: ApprovalAnswer, preview: Preview | None = None) -> Bundle:
+    """What was decided, by whom, about which call, with what it was decided on kept below."""
     subject = (
         f"{request.tool_name}: {request.title}" if request.title != request.tool_name else request.tool_name
     )
+    shown = preview or Preview("", "")
+    details = {
+        "details_html": shown.html,
+        "details_text": shown.text,
+        "summary": PREVIEW_LABEL.get(request.tool_name, "what was asked"),
+    }
     if answer.choice == "deny":
         feedback = f" — feedback: {answer.feedback}" if answer.feedback else ""
-        return record_bundle("✗", style.RED, f"Denied by {who()}: {subject}{feedback}")
+        return record_bundle("✗", style.RED, f"Denied by {who()}: {subject}{feedback}", **details)
     if answer.updated_input is not None:
-        edited = json.dumps(answer.updated_input, ensure_ascii=False)[:300]
+        edited = json.dumps(answer.updated_input, ensure_ascii=False, indent=2)
         return record_bundle(
-            "✎", style.GREEN, f"Allowed once with edited arguments by {who()}: {subject} {edited}"
+            "✎",
+            style.GREEN,
+            f"Allowed once with edited arguments by {who()}: {subject}",
+            details_html=f'<pre style="{style.PRE}">{escape(edited)}</pre>',
+            details_text=edited,
+            summary="edited arguments",
         )
     rule = request.suggested_rule
     outcome = {
@@ -60,7 +81,7 @@ def answer_record(request: ApprovalRequest, answer: ApprovalAnswer) -> Bundle:
         "allow_session": f"Allowed for this session (rule {rule})",
         "always_allow": f"Always allowed (rule {rule} saved to .goat/settings.json)",
     }[answer.choice]
-    return record_bundle("✓", style.GREEN, f"{outcome} by {who()}: {subject}")
+    return record_bundle("✓", style.GREEN, f"{outcome} by {who()}: {subject}", **details)
 
 
 def cancelled_record(request: ApprovalRequest) -> Bundle:
@@ -70,7 +91,7 @@ def cancelled_record(request: ApprovalRequest) -> Bundle:
 class ApprovalPrompt:
     """The widget for one approval; `answer` resolves from its button callbacks (any thread)."""
 
-    def __init__(self, request: ApprovalRequest, preview: str) -> None:
+    def __init__(self, request: ApprovalRequest, preview: str, fallback: str = "") -> None:
         w = ipywidgets()
         self.request = request
         self.answer: Answer[ApprovalAnswer] = Answer()
@@ -92,10 +113,12 @@ class ApprovalPrompt:
         self.editor_box = w.VBox(
             [self.editor, self.run_edited, self.edit_error], layout=w.Layout(display="none")
         )
+        self.fallback_html = self._header_html() + fallback
         self.view = w.VBox(
             [
                 w.HTML(self._header_html() + preview),
-                w.HBox(list(self.buttons.values())),
+                w.HBox(list(self.buttons.values()), layout=w.Layout(flex_flow="row wrap")),
+                w.HTML(self._scopes_html()),
                 self.feedback,
                 self.edit_toggle,
                 self.editor_box,
@@ -121,6 +144,17 @@ class ApprovalPrompt:
         )
         on_click(button, lambda: self._choose(choice))
         return button
+
+    def _scopes_html(self) -> str:
+        """What the rule-saving buttons save, in words next to them (not only in a tooltip)."""
+        rule = self.request.suggested_rule
+        if rule is None:
+            return ""
+        code = f"<code>{escape(rule)}</code>"
+        return (
+            f'<div style="{style.NOTE};line-height:1.5">Allow for session: calls matching {code} until the kernel restarts. '
+            f"Always allow: saves {code} to .goat/settings.json in this project.</div>"
+        )
 
     def _header_html(self) -> str:
         color = RISK_COLOR.get(self.request.risk, style.AMBER)
@@ -157,14 +191,18 @@ class ApprovalPrompt:
         self.edit_error.value = f'<span style="color:{style.RED}">{escape(text)}</span>'
 
 
-async def ask_approval(request: ApprovalRequest, show: Show, cwd: Path) -> ApprovalAnswer:
+async def ask_approval(
+    request: ApprovalRequest, show: Show, cwd: Path, notebook: Any = None
+) -> ApprovalAnswer:
     """Show the prompt for one call and wait (no timeout) for a button; the stop button cancels it."""
-    prompt = ApprovalPrompt(request, await preview_html(request.tool_name, request.args, cwd))
+    preview = await build_preview(request.tool_name, request.args, cwd, notebook)
+    prompt = ApprovalPrompt(request, preview.html + arguments_block(request.args), preview.html)
+    waiting = f"goat asks permission for {request.tool_name}: {request.title}"
     return await show_until_answered(
         show,
-        prompt.view,
+        WidgetView(prompt.view, waiting, html=prompt.fallback_html),
         prompt.answer,
-        lambda answer: answer_record(request, answer),
+        lambda answer: answer_record(request, answer, preview),
         cancelled_record(request),
-        f"goat asks permission for {request.tool_name}: {request.title}",
+        waiting,
     )

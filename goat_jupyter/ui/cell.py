@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from goat_jupyter.events import (
@@ -18,6 +21,7 @@ from goat_jupyter.events import (
     ToolFinished,
     ToolProgress,
     ToolStarted,
+    TurnUsage,
 )
 from goat_jupyter.ui.html import (
     CardView,
@@ -28,11 +32,25 @@ from goat_jupyter.ui.html import (
     nested_html,
     notice_html,
     safe_markdown,
+    status_html,
+    todo_html,
 )
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
-from goat_jupyter.ui.text import footer_text, header_text, keep_tail, notice_level, notice_text
+from goat_jupyter.ui.text import (
+    TodoEntry,
+    footer_text,
+    header_text,
+    keep_tail,
+    notice_level,
+    notice_text,
+    parse_todos,
+    status_text,
+    todo_lines,
+)
 
 FLUSH_INTERVAL_S = 0.05  # at most ~20 updates a second per cell
+TICK_S = 0.5  # the status line and running cards' clocks move this often
+QUIET_S = 1.0  # the status line shows once nothing else moved for this long
 MimeBundle = dict[str, str]
 _log = logging.getLogger(__name__)
 
@@ -98,6 +116,31 @@ class _CardBlock(_Block):
         return {"text/html": card_html(self.card), "text/plain": card_text(self.card)}
 
 
+class _TodoBlock(_Block):
+    """The one checklist of the run; every TodoWrite updates it in place."""
+
+    def __init__(self) -> None:
+        self.todos: list[TodoEntry] = []
+
+    def bundle(self, now: float) -> MimeBundle:
+        return {"text/html": todo_html(self.todos), "text/plain": "\n".join(todo_lines(self.todos))}
+
+
+class _StatusBlock(_Block):
+    """`⠙ Waiting for the model · 12 s · ~340 tokens · ■ Stop to interrupt`, at the bottom while quiet."""
+
+    def __init__(self, started_at: float, tokens: Callable[[], int]) -> None:
+        self.started_at = started_at
+        self.tokens = tokens
+        self.hidden = False
+
+    def bundle(self, now: float) -> MimeBundle:
+        if self.hidden:
+            return {"text/plain": ""}
+        text = status_text(now - self.started_at, self.tokens())
+        return {"text/html": status_html(text, now - self.started_at), "text/plain": text}
+
+
 class _AgentBlock(_Block):
     """A subagent transcript with no running Agent card to live in."""
 
@@ -132,21 +175,42 @@ class CellRenderer:
         self._last_flush = float("-inf")
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
+        self.base = os.getcwd()  # the kernel's workspace: paths under it are shown relative
+        self._todo: _TodoBlock | None = None
+        self._todo_calls: set[str] = set()
+        self._status: _StatusBlock | None = None
+        self._started_at = clock()
+        self._last_event = clock()
+        self._streamed_chars = 0
+        self._waiting_user = False
+        self._ticker: asyncio.TimerHandle | None = None
+        self._footer: _StaticBlock | None = None
+        self._sub_usage = SubagentUsage()
 
     def start(self, prompt: str, *, model: str, mode: str) -> None:
+        self._started_at = self._last_event = self._clock()
         self._guard(lambda: self._add(_StaticBlock(header_html(model, mode), header_text(model, mode))))
+        self._arm_ticker()
 
     def handle(self, event: Event) -> None:
         self._guard(lambda: self._dispatch(event))
 
     def close(self) -> None:
-        """Mark cards that never finished as stopped and push every pending update."""
+        """Mark cards that never finished as stopped, push every pending update, then the footer."""
         self._guard(self._finish)
+
+    def add_bundle(self, bundle: MimeBundle) -> None:
+        """A block of the caller's own (an error report) below everything so far."""
+        self._guard(
+            lambda: self._add(_StaticBlock(bundle.get("text/html", ""), bundle.get("text/plain", "")))
+        )
 
     def show(self, obj: Any) -> DisplayHandleLike | None:
         """Display a widget (approvals, questions) in transcript order; later text goes below it."""
+        self._hide_status()
         self._flush()
         self._text = None
+        self._waiting_user = True  # no "waiting for the model" line under a question to the user
         return self._display(obj, display_id=True)
 
     def _guard(self, action: Callable[[], None]) -> None:
@@ -156,12 +220,22 @@ class CellRenderer:
             _log.exception("goat: the cell transcript could not be updated")
 
     def _dispatch(self, event: Event) -> None:
+        self._last_event = self._clock()
+        self._waiting_user = False
+        if isinstance(event, TextDelta):
+            self._streamed_chars += len(event.text)
+        if isinstance(event, TurnUsage) and event.agent_id is not None:
+            self._sub_usage.add(event)
         if not isinstance(event, RunFinished) and event.agent_id is not None:
             self._on_nested(event)
             return
         match event:
             case TextDelta():
                 self._on_text(event.text)
+            case ToolStarted() if event.name == "TodoWrite":
+                self._todo_calls.add(event.call_id)
+            case ToolFinished() if event.call_id in self._todo_calls and not event.output.is_error:
+                self._on_todos(event.output)
             case ToolStarted():
                 self._start_card(event.call_id, event.name, event.title, event.args)
             case ToolProgress():
@@ -171,8 +245,9 @@ class CellRenderer:
             case Notice():
                 level = notice_level(event.level)
                 self._add(_StaticBlock(notice_html(event.text, level), notice_text(event.text, level)))
-            case RunFinished():
-                self._add(_StaticBlock(footer_html(event), footer_text(event)))
+            case RunFinished():  # shown last, at close: an error reported after the run goes above it
+                event = with_subagents(event, self._sub_usage)
+                self._footer = _StaticBlock(footer_html(event), footer_text(event))
             case _:  # TurnUsage: the footer reports the totals
                 pass
 
@@ -189,8 +264,18 @@ class CellRenderer:
         self._text = _TextBlock(held.lstrip("\n"))
         self._add(self._text)
 
+    def _on_todos(self, output: Any) -> None:
+        todos = parse_todos(output.metadata.get("todos"))
+        if self._todo is None:
+            self._todo = _TodoBlock()
+            self._todo.todos = todos
+            self._add(self._todo)
+            return
+        self._todo.todos = todos
+        self._touch(self._todo)
+
     def _start_card(self, call_id: str, name: str, title: str, args: dict[str, Any]) -> _CardBlock:
-        block = _CardBlock(CardView(name, title or name, args), self._clock())
+        block = _CardBlock(CardView(name, title or name, args, base=self.base), self._clock())
         self._cards[call_id] = block
         self._add(block)
         return block
@@ -201,7 +286,7 @@ class CellRenderer:
             return
         card = block.card
         if event.title:
-            card.title = event.title
+            card.title = card.progress_title = event.title
         if event.output:
             card.live_output, card.live_dropped_lines = keep_tail(
                 card.live_output, card.live_dropped_lines, event.output
@@ -214,6 +299,7 @@ class CellRenderer:
         card.output = event.output
         card.status = "error" if event.output.is_error else "ok"
         card.elapsed_s = event.elapsed_s
+        card.waited_s = event.waited_s
         card.title = event.output.title or card.title
         card.live_output = ""
         self._touch(block)
@@ -242,6 +328,7 @@ class CellRenderer:
 
     def _add(self, block: _Block) -> None:
         """Show a new block below everything so far; pending updates go out first to keep the order."""
+        self._hide_status()
         self._flush()
         if not isinstance(block, _TextBlock):
             self._text = None
@@ -278,7 +365,45 @@ class CellRenderer:
                 block.handle.update(block.bundle(now), raw=True)
         self._last_flush = now
 
+    def _arm_ticker(self) -> None:
+        loop = _running_loop()
+        if loop is not None and not self._closed:
+            self._ticker = loop.call_later(TICK_S, self._on_tick)
+
+    def _on_tick(self) -> None:
+        self._ticker = None
+        self._guard(self._tick)
+        self._arm_ticker()
+
+    def _tick(self) -> None:
+        """Keep running cards' clocks moving; after a quiet second, show the status line."""
+        now = self._clock()
+        for block in self._cards.values():
+            if block.card.status == "running":
+                self._touch(block)
+        if self._waiting_user or now - self._last_event < QUIET_S:
+            if self._status is not None:
+                self._touch(self._status)
+            return
+        if self._status is None:
+            status = _StatusBlock(self._started_at, lambda: self._streamed_chars // 4)
+            self._add(status)
+            self._status = status
+        else:
+            self._touch(self._status)
+
+    def _hide_status(self) -> None:
+        status, self._status = self._status, None
+        if status is not None and status.handle is not None:
+            status.hidden = True
+            self._dirty.pop(id(status), None)
+            status.handle.update(status.bundle(self._clock()), raw=True)
+
     def _finish(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+        self._hide_status()
         now = self._clock()
         for block in self._cards.values():
             if block.card.status == "running":
@@ -287,6 +412,41 @@ class CellRenderer:
                 self._dirty[id(block)] = block
         self._closed = True
         self._flush()
+        footer, self._footer = self._footer, None
+        if footer is not None:
+            self._add(footer)
+
+
+@dataclass
+class SubagentUsage:
+    """Tokens and cost of subagents' turns, which the top-level RunFinished does not include."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    def add(self, turn: TurnUsage) -> None:
+        self.prompt_tokens += turn.prompt_tokens
+        self.completion_tokens += turn.completion_tokens
+        if turn.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + turn.cost_usd
+
+
+def with_subagents(event: RunFinished, usage: SubagentUsage) -> RunFinished:
+    """The run's totals including its subagents (as `%goat status` counts them)."""
+    if not usage.prompt_tokens and not usage.completion_tokens:
+        return event
+    cost = event.cost_usd
+    if usage.cost_usd is not None:
+        cost = (cost or 0.0) + usage.cost_usd
+    extra = {**event.extra, "subagent_tokens": usage.prompt_tokens + usage.completion_tokens}
+    return dataclasses.replace(
+        event,
+        prompt_tokens=event.prompt_tokens + usage.prompt_tokens,
+        completion_tokens=event.completion_tokens + usage.completion_tokens,
+        cost_usd=cost,
+        extra=extra,
+    )
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -169,17 +169,42 @@ NO_WIDGETS_HINT = (
 )
 
 
-class WidgetView:
-    """Displays a widget with a useful text/plain fallback for frontends that cannot show widgets."""
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+OFFLINE_NOTE = "(These buttons work only while the kernel that showed them runs.)"
 
-    def __init__(self, widget: Any, text: str) -> None:
+
+class WidgetView:
+    """A widget with text/html and text/plain fallbacks: nbconvert, a reopened notebook without its
+    kernel and frontends without widgets show a sentence, never a widget repr.
+
+    `kind` goes into the output's metadata (`goat.widget`) so the labextension can drop the widget
+    view of a notebook opened from disk, where its kernel-side model is gone for good.
+    """
+
+    def __init__(
+        self,
+        widget: Any,
+        text: str,
+        *,
+        html: str = "",
+        hint: str = NO_WIDGETS_HINT,
+        kind: str = "prompt",
+        key: str = "",
+    ) -> None:
         self.widget = widget
         self.text = text
+        self.html = html
+        self.hint = hint
+        self.kind = kind
+        self.key = key
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/plain"] = f"{self.text} {NO_WIDGETS_HINT}"
-        return bundle
+        bundle["text/plain"] = f"{self.text} {self.hint}".strip()
+        html = self.html or f'<div style="{style.NOTE}">{escape(self.text)}</div>'
+        bundle["text/html"] = html + f'<div style="{style.NOTE}">{escape(OFFLINE_NOTE)}</div>'
+        marker = {"widget": self.kind, **({"key": self.key} if self.key else {})}
+        return bundle, {"goat": marker}
 
 
 async def show_until_answered(
@@ -191,7 +216,9 @@ async def show_until_answered(
     waiting: str = "goat is waiting for you",
 ) -> T:
     """Show `view`, wait for its answer, then replace it with a plain record (also when cancelled)."""
-    handle = show(WidgetView(view, waiting))
+    shown = view if isinstance(view, WidgetView) else WidgetView(view, waiting)
+    view = shown.widget
+    handle = show(shown)
     try:
         value = await answer.wait()
     except asyncio.CancelledError:
@@ -220,11 +247,21 @@ def _tree(widget: Any) -> list[Any]:
     return [*found, widget]
 
 
-def record_bundle(glyph: str, color: str, text: str) -> Bundle:
-    """A one-line HTML + text record that stays readable in a saved notebook without widget state."""
+def record_bundle(
+    glyph: str, color: str, text: str, *, details_html: str = "", details_text: str = "", summary: str = ""
+) -> Bundle:
+    """A one-line HTML + text record that stays readable in a saved notebook without widget state;
+    `details_*` (what was decided on: the diff, the command, the cell) go in a folded block below."""
     stamp = time.strftime("%H:%M:%S")
+    details = ""
+    if details_html:
+        label = escape(summary or "details")
+        details = f'<details><summary style="{style.SUMMARY}">{label}</summary>{details_html}</details>'
     html = (
-        f'<div style="{style.NOTE};border-left:3px solid {color};padding-left:6px;margin:2px 0">'
-        f'<span style="color:{color}">{glyph}</span> {escape(text)} · {stamp}</div>'
+        f'<div style="{style.RECORD.format(color=color)}">'
+        f'<span style="color:{color}">{glyph}</span> {escape(text)} · {stamp}{details}</div>'
     )
-    return {"text/html": html, "text/plain": f"{glyph} {text} · {stamp}"}
+    plain = f"{glyph} {text} · {stamp}"
+    if details_text:
+        plain += "\n" + "\n".join(f"    {line}" for line in details_text.splitlines())
+    return {"text/html": html, "text/plain": plain}

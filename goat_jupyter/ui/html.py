@@ -11,6 +11,7 @@ from goat_jupyter.events import RunFinished
 from goat_jupyter.ui import style
 from goat_jupyter.ui.nested import AgentTranscript
 from goat_jupyter.ui.style import CardStatus, NoticeLevel
+from goat_jupyter.ui.summary import relative, result_summary
 from goat_jupyter.ui.text import (
     TodoEntry,
     call_line,
@@ -18,6 +19,7 @@ from goat_jupyter.ui.text import (
     first_line,
     footer_text,
     format_seconds,
+    full_input,
     parse_todos,
     result_lines,
 )
@@ -46,32 +48,74 @@ class CardView:
     live_dropped_lines: int = 0
     output: ToolOutput | None = None
     nested: list[AgentTranscript] = field(default_factory=lambda: list[AgentTranscript]())
+    base: str = ""  # the workspace: paths under it are shown relative
+    waited_s: float = 0.0  # time spent waiting for the user's approval, not the tool's own time
+    progress_title: str = ""  # what a running tool says it is doing now
 
 
-def card_html(card: CardView) -> str:
-    """A bordered card: status, name, title, elapsed time, compact input, then the output."""
+def card_line_html(card: CardView) -> str:
+    """`✓ Read data/sales.csv · 49 lines · 0.01s`: status, name, argument, result, own time."""
     color = style.STATUS_COLOR[card.status]
     glyph = style.STATUS_GLYPH[card.status]
     if card.status == "running":
         glyph = style.SPINNER[int(card.elapsed_s * 10) % len(style.SPINNER)]
-    title = f" {escape(card.title)}" if card.title and card.title != card.name else ""
-    header = (
-        f'<span style="{style.CARD_HEADER}"><span style="color:{color}">{glyph}</span> '
-        f"<b>{escape(card.name)}</b>{title}"
-        f'<span style="{style.ELAPSED}">{format_seconds(card.elapsed_s)}</span></span>'
-    )
-    argument = compact_input(card.name, card.args)
+    argument = compact_input(card.name, card.args, card.base)
+    parts = [f'<span style="color:{color}">{glyph}</span> <b>{escape(card.name)}</b>']
     if argument:
-        header += f'<code style="{style.CARD_INPUT}">{escape(argument)}</code>'
+        parts.append(f' <code style="{style.CARD_INPUT}">{escape(argument)}</code>')
+    summary = card_summary(card)
+    if summary:
+        summary_color = f"color:{style.RED}" if card.status == "error" else style.NOTE
+        parts.append(f' <span style="{summary_color}">· {escape(summary)}</span>')
+    parts.append(f' <span style="{style.ELAPSED}">· {escape(card_times(card))}</span>')
+    return "".join(parts)
+
+
+def card_summary(card: CardView) -> str:
+    if card.output is not None:
+        return result_summary(card.name, card.args, card.output)
+    if card.status == "stopped":
+        return "stopped"
+    return card.progress_title
+
+
+def card_times(card: CardView) -> str:
+    """The tool's own time; the wait for the user's approval apart."""
+    own = format_seconds(max(card.elapsed_s - card.waited_s, 0.0))
+    if card.waited_s >= 0.5:
+        return f"{own} (waited {format_seconds(card.waited_s)} for you)"
+    return own
+
+
+def card_html(card: CardView) -> str:
+    """One line per call; the result in a closed native <details> (works in saved notebooks too)."""
+    color = style.STATUS_COLOR[card.status]
+    line = card_line_html(card)
     nested = "".join(nested_html(t) for t in card.nested)
-    return f'<div style="{style.CARD.format(color=color)}">{header}{card_body_html(card)}{nested}</div>'
+    box = style.CARD.format(color=color)
+    if card.output is None:
+        live = live_output_html(card.live_output, card.live_dropped_lines)
+        return f'<div style="{box}"><div style="{style.CARD_STATIC}">{line}</div>{live}{nested}</div>'
+    body = full_argument_html(card) + card_body_html(card) + nested
+    if not body:
+        return f'<div style="{box}"><div style="{style.CARD_STATIC}">{line}</div></div>'
+    return f'<details style="{box}"><summary style="{style.CARD_LINE}">{line}</summary>{body}</details>'
+
+
+def full_argument_html(card: CardView) -> str:
+    """The whole argument when the one-line form had to cut it (long commands, long paths)."""
+    full = full_input(card.name, card.args, card.base)
+    if full == compact_input(card.name, card.args, card.base):
+        return ""
+    prompt = "$ " if card.name == "Bash" else ""
+    return f'<pre style="{style.PRE}">{escape(prompt + full)}</pre>'
 
 
 def card_text(card: CardView) -> str:
     """The card's text/plain twin: the call line, then the result (or the live tail while running)."""
-    lines = [call_line(card.name, card.args)]
+    lines = [call_line(card.name, card.args, card.base)]
     if card.output is not None:
-        lines += result_lines(card.name, card.output, card.elapsed_s)
+        lines += result_lines(card.name, card.output, card.elapsed_s, summary=card_summary(card))
     elif card.status == "stopped":
         lines.append(f"  ⎿ {style.STATUS_GLYPH['stopped']} stopped after {format_seconds(card.elapsed_s)}")
     else:
@@ -87,23 +131,31 @@ def card_body_html(card: CardView) -> str:
     output = card.output
     if output is None:
         return live_output_html(card.live_output, card.live_dropped_lines)
-    return result_html(card.name, card.args, output) + images_html(output.attachments)
+    return result_html(card.name, card.args, output, card.base) + images_html(output.attachments)
 
 
-def result_html(name: str, args: dict[str, Any], output: ToolOutput) -> str:
-    """Errors in red, diffs coloured, todo lists as checklists, path lists as lists, the rest as text."""
+def result_html(name: str, args: dict[str, Any], output: ToolOutput, base: str = "") -> str:
+    """Errors as text, diffs coloured, todo lists as checklists, path lists as lists, the rest as text.
+
+    The card itself is folded, so what is inside shows in full (up to the tool's own bound)."""
+    text = relative(output.content if output.display is None else output.display, base)
     if output.is_error:
-        return collapsible_pre(output.content, error=True)
+        return pre_html(text, error=True)
     diff = output.metadata.get("diff")
     if isinstance(diff, str) and diff.strip():
-        summary = f"diff, {diff.count(chr(10)) + 1} lines"
-        return collapsible(diff_html(diff), summary=summary, size=diff, lines=DIFF_COLLAPSE_LINES)
+        return diff_html(relative(diff, base))
     todos = parse_todos(output.metadata.get("todos")) if name == "TodoWrite" else []
     if todos:
         return todo_html(todos)
     if is_path_list(name, args):
-        return path_list_html(output.content)
-    return collapsible_pre(output.content)
+        return path_list_html(text)
+    return pre_html(text)
+
+
+def pre_html(text: str, *, error: bool = False) -> str:
+    if not text:
+        return ""
+    return f'<pre style="{style.PRE_ERROR if error else style.PRE}">{escape(text)}</pre>'
 
 
 def is_path_list(name: str, args: dict[str, Any]) -> bool:
@@ -229,6 +281,15 @@ def nested_html(transcript: AgentTranscript) -> str:
 def notice_html(text: str, level: NoticeLevel) -> str:
     color = style.NOTICE_COLOR[level]
     return f'<div style="color:{color};margin:2px 0">{style.NOTICE_GLYPH[level]} {escape(text)}</div>'
+
+
+def status_html(text: str, elapsed_s: float) -> str:
+    """The live status line: a spinner frame that moves with the clock, then the text."""
+    frame = style.SPINNER[int(elapsed_s * 2) % len(style.SPINNER)]
+    return (
+        f'<div style="{style.STATUS_LINE}" class="goat-status">'
+        f'<span style="color:{style.BLUE}">{frame}</span> {escape(text)}</div>'
+    )
 
 
 def header_html(model: str, mode: str) -> str:

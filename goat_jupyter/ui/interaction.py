@@ -85,9 +85,12 @@ def in_terminal_ipython() -> bool:
 class CellInteraction:
     """Widgets in the running cell: the Approver for RulePolicy and the "ui" service for tools."""
 
-    def __init__(self, show: Show, cwd: Callable[[], Path]) -> None:
+    def __init__(
+        self, show: Show, cwd: Callable[[], Path], notebook: Callable[[], Any] | None = None
+    ) -> None:
         self._show = show
         self._cwd = cwd
+        self._notebook = notebook or (lambda: None)
 
     @property
     def approver(self) -> Approver:
@@ -96,7 +99,7 @@ class CellInteraction:
     async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
         from goat_jupyter.ui.approval import ask_approval
 
-        return await ask_approval(request, self._show, self._cwd())
+        return await ask_approval(request, self._show, self._cwd(), self._notebook())
 
     async def ask_questions(self, args: AskUserQuestionInput, ctx: ToolContext) -> ToolOutput:
         from goat_jupyter.ui.questions import ask_questions
@@ -141,12 +144,15 @@ Interaction = CellInteraction | HeadlessInteraction
 
 
 def make_interaction(
-    show: Show | None, cwd: Callable[[], Path], detected: Detected | None = None
+    show: Show | None,
+    cwd: Callable[[], Path],
+    detected: Detected | None = None,
+    notebook: Callable[[], Any] | None = None,
 ) -> Interaction:
     """The interaction for one cell; `show` is the cell renderer's widget display (None: plain output)."""
     found = detected or detect_interaction(current_kernel())
     if found.kind == "widgets" and show is not None:
-        return CellInteraction(show, cwd)
+        return CellInteraction(show, cwd, notebook)
     if found.kind == "stdin":
         return HeadlessInteraction("questions cannot be asked on the terminal", StdinApprover())
     why = found.why or "the output cannot show widgets (plain renderer)"

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from goat_jupyter.tools.base import ToolContext, ToolOutput
     from goat_jupyter.tools.exit_plan_mode import ExitPlanModeInput
 
-Verdict = Literal["approve", "keep_planning"]
+Verdict = Literal["approve", "approve_accept_edits", "keep_planning"]
+# The mode each approving verdict continues in (as Claude Code offers: ask before edits, or accept them).
+NEXT_MODE: dict[Verdict, str] = {"approve": "default", "approve_accept_edits": "acceptEdits"}
 Review = tuple[Verdict, str | None]
 FEEDBACK_PLACEHOLDER = "Optional feedback on the plan"
 
@@ -36,12 +38,24 @@ class PlanPrompt:
         self.feedback = w.Text(
             placeholder=FEEDBACK_PLACEHOLDER, continuous_update=False, layout=w.Layout(width="60%")
         )
-        approve = w.Button(description="Approve", button_style="success", tooltip="Leave plan mode and start")
+        approve = w.Button(
+            description="Approve", button_style="success", tooltip="Start; each edit still asks for approval"
+        )
+        accept = w.Button(
+            description="Approve, auto-accept edits", tooltip="Start; file edits run without asking"
+        )
+        accept.layout.width = "auto"
         keep = w.Button(description="Keep planning", tooltip="Stay in plan mode; the model revises the plan")
         on_click(approve, lambda: self._decide("approve"))
+        on_click(accept, lambda: self._decide("approve_accept_edits"))
         on_click(keep, lambda: self._decide("keep_planning"))
-        header = w.HTML("<b>📋 Plan ready for review</b> (above)")
-        self.view = w.VBox([header, w.HBox([approve, keep]), self.feedback])
+        header = w.HTML("<b>Plan ready for review</b> (above)")
+        scopes = w.HTML(
+            f'<div style="{style.NOTE}">Approve: continue in default mode (risky calls and edits ask). '
+            "Approve, auto-accept edits: continue in acceptEdits mode (file edits run without asking).</div>"
+        )
+        buttons = w.HBox([approve, accept, keep], layout=w.Layout(flex_flow="row wrap"))
+        self.view = w.VBox([header, buttons, scopes, self.feedback])
 
     def _decide(self, verdict: Verdict) -> None:
         self.answer.set((verdict, str(self.feedback.value).strip() or None))
@@ -50,8 +64,9 @@ class PlanPrompt:
 def review_record(review: Review) -> dict[str, str]:
     verdict, feedback = review
     note = f" — feedback: {feedback}" if feedback else ""
-    if verdict == "approve":
-        return record_bundle("✓", style.GREEN, f"Plan approved by the user; mode switched to default{note}")
+    if verdict in NEXT_MODE:
+        mode = NEXT_MODE[verdict]
+        return record_bundle("✓", style.GREEN, f"Plan approved by the user; mode switched to {mode}{note}")
     return record_bundle("↺", style.AMBER, f"Plan not approved: the user asked to keep planning{note}")
 
 
@@ -61,17 +76,28 @@ def review_result(review: Review) -> ToolOutput:
 
     verdict, feedback = review
     note = f"\nThe user's feedback: {feedback}" if feedback else ""
-    if verdict == "approve":
+    if verdict in NEXT_MODE:
+        mode = NEXT_MODE[verdict]
+        asks = (
+            "file edits run without asking" if mode == "acceptEdits" else "risky calls still ask for approval"
+        )
         text = (
-            "The user approved your plan. The session has left plan mode and is now in default "
-            "permission mode: carry out the plan (risky calls still ask for approval)." + note
+            f"The user approved your plan. The session has left plan mode and is now in {mode} "
+            f"permission mode: carry out the plan ({asks})." + note
         )
     else:
         text = (
             "The user did not approve the plan yet and wants you to keep planning. The session stays "
             "in plan mode: revise the plan, then call ExitPlanMode again." + note
         )
-    return ToolOutput(text, metadata={"approved": verdict == "approve", "feedback": feedback})
+    summary = f"plan approved, {NEXT_MODE[verdict]} mode" if verdict in NEXT_MODE else "keep planning"
+    shown = summary + (f" — feedback: {feedback}" if feedback else "")
+    return ToolOutput(
+        text,
+        metadata={"approved": verdict in NEXT_MODE, "mode": NEXT_MODE.get(verdict), "feedback": feedback},
+        summary=summary,
+        display=shown,
+    )
 
 
 async def review_plan(args: ExitPlanModeInput, ctx: ToolContext, show: Show) -> ToolOutput:
@@ -84,4 +110,6 @@ async def review_plan(args: ExitPlanModeInput, ctx: ToolContext, show: Show) -> 
     )
     if review[0] == "approve":
         ctx.session.settings.permission_mode = "default"
+    elif review[0] == "approve_accept_edits":
+        ctx.session.settings.permission_mode = "acceptEdits"
     return review_result(review)

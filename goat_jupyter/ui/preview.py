@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -33,27 +34,77 @@ def resolve(raw: str, cwd: Path) -> Path:
     return Path(os.path.normpath(os.path.join(cwd, expanded)))
 
 
-async def preview_html(tool_name: str, args: dict[str, Any], cwd: Path) -> str:
-    """The kind-specific preview of one call; the full arguments are always in a folded block below."""
+@dataclass(frozen=True)
+class Preview:
+    """What a call will do, for the prompt and for the record kept after the decision."""
+
+    html: str
+    text: str
+
+
+def note_preview(text: str) -> Preview:
+    return Preview(f'<div style="{style.NOTE}">{escape(text)}</div>', text)
+
+
+async def build_preview(tool_name: str, args: dict[str, Any], cwd: Path, notebook: Any = None) -> Preview:
+    """The kind-specific preview of one call: a diff, the command or code, the URL, the cell to run.
+
+    `notebook` is the notebook service (the bridge), when there is one."""
     try:
+        if tool_name == "RunCell" and notebook is not None:
+            return await run_cell_preview(args, cwd, notebook)
         if tool_name in DIFF_TOOLS:
-            body = diff_block(await asyncio.to_thread(proposed_diff, tool_name, args, cwd))
-        else:
-            body = _plain_preview(tool_name, args)
+            return diff_preview(await asyncio.to_thread(proposed_diff, tool_name, args, cwd))
+        return _plain_preview(tool_name, args)
     except NoPreviewError as exc:
-        body = f'<div style="{style.NOTE}">{escape(str(exc))}</div>'
+        return note_preview(str(exc))
     except Exception as exc:  # a preview must never stop the prompt from showing
-        body = f'<div style="{style.NOTE}">No preview available ({escape(type(exc).__name__)}: {escape(str(exc))}).</div>'
-    return body + arguments_block(args)
+        return note_preview(f"No preview available ({type(exc).__name__}: {exc}).")
 
 
-def diff_block(diff: str) -> str:
+async def preview_html(tool_name: str, args: dict[str, Any], cwd: Path) -> str:
+    """The preview, with the full arguments in a folded block below."""
+    return (await build_preview(tool_name, args, cwd)).html + arguments_block(args)
+
+
+def diff_preview(diff: str) -> Preview:
     if not diff.strip():
-        return f'<div style="{style.NOTE}">No change to the content.</div>'
+        return note_preview("No change to the content.")
     lines = diff.splitlines()
     if len(lines) > MAX_DIFF_LINES:
         diff = "\n".join(lines[:MAX_DIFF_LINES]) + f"\n… {len(lines) - MAX_DIFF_LINES} more diff lines"
-    return f'<div style="{SCROLL_BOX}">{diff_html(diff)}</div>'
+    return Preview(f'<div style="{SCROLL_BOX}">{diff_html(diff)}</div>', diff)
+
+
+async def run_cell_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Preview:
+    """The cell RunCell would run: its source and the number JupyterLab shows (1-based); the
+    frontend scrolls to it and highlights it."""
+    from goat_jupyter.notebook import find_cell
+
+    raw = args.get("notebook_path")
+    path = resolve(str(raw), cwd) if raw else await notebook.owner_path()
+    if path is None:
+        raise NoPreviewError("The notebook is not known here, so the cell cannot be shown.")
+    backend = await notebook.backend_for(path)
+    cells = await backend.list_cells()
+    cell = find_cell(cells, str(args.get("cell_id", "")), where=path.name)
+    if backend.live:
+        await reveal(notebook, cell.id)
+    where = f"Cell {cell.index + 1} of {len(cells)} in {path.name}"
+    html = (
+        f'<div style="{style.NOTE}">{escape(where)}</div><pre style="{style.PRE}">{escape(cell.source)}</pre>'
+    )
+    return Preview(html, f"{where}:\n{cell.source}")
+
+
+async def reveal(notebook: Any, cell_id: str) -> None:
+    """Ask the labextension to scroll to the cell and highlight it (older ones do not know how)."""
+    from goat_jupyter.errors import GoatError
+
+    try:
+        await notebook.bridge.request("reveal_cell", cell_id=cell_id)
+    except GoatError:
+        return
 
 
 def arguments_block(args: dict[str, Any]) -> str:
@@ -64,19 +115,23 @@ def arguments_block(args: dict[str, Any]) -> str:
     return f'<details><summary style="{style.SUMMARY}">arguments</summary>{pre}</details>'
 
 
-def _plain_preview(tool_name: str, args: dict[str, Any]) -> str:
+def _plain_preview(tool_name: str, args: dict[str, Any]) -> Preview:
     if tool_name == "WebFetch":
         method = str(args.get("method") or "GET").upper()
-        url = escape(str(args.get("url", "")))
-        return f'<div style="{style.MONO}"><b>{escape(method)}</b> <a href="{url}" target="_blank">{url}</a></div>'
+        raw_url = str(args.get("url", ""))
+        url = escape(raw_url)
+        html = f'<div style="{style.MONO}"><b>{escape(method)}</b> <a href="{url}" target="_blank">{url}</a></div>'
+        return Preview(html, f"{method} {raw_url}")
     for field in CODE_FIELDS:
         value = args.get(field)
         if isinstance(value, str) and value:
             prompt = "$ " if tool_name == "Bash" else ""
             note = args.get("description")
             caption = f'<div style="{style.NOTE}">{escape(str(note))}</div>' if note else ""
-            return f'{caption}<pre style="{style.PRE}">{escape(prompt + value)}</pre>'
-    return ""
+            return Preview(
+                f'{caption}<pre style="{style.PRE}">{escape(prompt + value)}</pre>', prompt + value
+            )
+    return Preview("", "")
 
 
 def proposed_diff(tool_name: str, args: dict[str, Any], cwd: Path) -> str:

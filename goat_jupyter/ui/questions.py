@@ -124,4 +124,7 @@ async def ask_questions(args: AskUserQuestionInput, show: Show) -> ToolOutput:
         )
         answers.update(got)
     text = answers_text(args.questions, answers)
-    return ToolOutput(text, metadata={"answers": answers})
+    shown = "\n".join(f"{q.question}\n  → {answers.get(q.question, '(no answer)')}" for q in args.questions)
+    count = len(args.questions)
+    summary = f"{count} question{'s' if count != 1 else ''} answered"
+    return ToolOutput(text, metadata={"answers": answers}, summary=summary, display=shown)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -48,20 +48,55 @@ class TodoEntry:
     active_form: str
 
 
-def compact_input(name: str, args: dict[str, Any]) -> str:
-    """One short line naming what a call works on: the main argument, else compact JSON."""
+PATH_ARGUMENTS = frozenset({"file_path", "notebook_path", "path"})
+
+
+def compact_input(name: str, args: dict[str, Any], base: str = "") -> str:
+    """One short line naming what a call works on, for people: the main argument, never JSON."""
     if not args:
         return ""
+    return shorten(_human_input(name, args, base), MAX_INPUT_CHARS)
+
+
+def full_input(name: str, args: dict[str, Any], base: str = "") -> str:
+    """The same line uncut (long commands wrap in the details instead of ending in "…")."""
+    return _human_input(name, args, base) if args else ""
+
+
+def _human_input(name: str, args: dict[str, Any], base: str) -> str:
     key = MAIN_ARGUMENT.get(name)
     value = args.get(key) if key else None
-    todos = args.get("todos")
-    if name == "TodoWrite" and isinstance(todos, list):
-        text = f"{len(cast(list[object], todos))} items"
-    elif isinstance(value, str) and value:
-        text = " ".join(value.split()) if name != "Bash" else value.strip().replace("\n", " ⏎ ")
-    else:
-        text = json.dumps(args, ensure_ascii=False, default=str, separators=(", ", ": "))
-    return shorten(text, MAX_INPUT_CHARS)
+    if name == "TodoWrite" and isinstance(args.get("todos"), list):
+        return f"{len(cast(list[object], args['todos']))} items"
+    if name == "AskUserQuestion" and isinstance(args.get("questions"), list):
+        items = cast(list[object], args["questions"])
+        return " / ".join(
+            str(cast(dict[str, object], q).get("question", "")) for q in items if isinstance(q, dict)
+        )
+    if name == "ExitPlanMode":
+        return first_line(str(args.get("plan", "")), MAX_INPUT_CHARS).lstrip("# ")
+    if name == "RunCell":
+        return f"cell {args.get('cell_id', '')}"
+    if isinstance(value, str) and value:
+        if key in PATH_ARGUMENTS:
+            return _relative_path(value, base)
+        return " ".join(value.split()) if name != "Bash" else value.strip().replace("\n", " ⏎ ")
+    return ", ".join(f"{k}: {_short_value(v, base)}" for k, v in args.items())
+
+
+def _relative_path(value: str, base: str) -> str:
+    prefix = base.rstrip("/") + "/"
+    return value[len(prefix) :] if base and value.startswith(prefix) else value
+
+
+def _short_value(value: object, base: str) -> str:
+    if isinstance(value, str):
+        return _relative_path(" ".join(value.split()), base)
+    if isinstance(value, list):
+        return f"[{len(cast(list[object], value))} items]"
+    if isinstance(value, dict):
+        return "{…}"
+    return str(value)
 
 
 def first_line(text: str, limit: int = 120) -> str:
@@ -85,7 +120,11 @@ def format_seconds(seconds: float | None) -> str:
 
 
 def format_cost(cost_usd: float) -> str:
-    return f"${cost_usd:.4f}" if cost_usd < 1 else f"${cost_usd:.2f}"
+    """`$1.23`, `$0.012`, `$0.00042`: small costs keep two significant digits."""
+    if cost_usd >= 1 or cost_usd <= 0:
+        return f"${cost_usd:.2f}"
+    digits = max(2, 1 - math.floor(math.log10(cost_usd)))
+    return f"${cost_usd:.{digits}f}"
 
 
 def footer_text(event: RunFinished) -> str:
@@ -96,9 +135,24 @@ def footer_text(event: RunFinished) -> str:
         f"{event.turns} turn{'s' if event.turns != 1 else ''}",
         f"{total:,} tokens ({event.prompt_tokens:,} in, {event.completion_tokens:,} out)",
     ]
+    subagents = event.extra.get("subagent_tokens")
+    if isinstance(subagents, int) and subagents:
+        parts[-1] += f", {subagents:,} by subagents"
     if event.cost_usd is not None:
         parts.append(format_cost(event.cost_usd))
     parts.append(format_seconds(event.elapsed_s))
+    return " · ".join(parts)
+
+
+STOP_HINT = "■ Stop to interrupt"
+
+
+def status_text(elapsed_s: float, tokens: int) -> str:
+    """`Working · 12s · ~340 tokens · ■ Stop to interrupt` (tokens estimated from streamed text)."""
+    parts = ["Working", f"{elapsed_s:.0f}s"]
+    if tokens:
+        parts.append(f"~{tokens:,} tokens")
+    parts.append(STOP_HINT)
     return " · ".join(parts)
 
 
@@ -114,9 +168,9 @@ def notice_level(level: str) -> NoticeLevel:
     return level if level in ("info", "warning", "error") else "info"
 
 
-def call_line(name: str, args: dict[str, Any]) -> str:
+def call_line(name: str, args: dict[str, Any], base: str = "") -> str:
     """`⏺ Bash(ls -la)`: the line that announces a tool call."""
-    argument = compact_input(name, args)
+    argument = compact_input(name, args, base)
     return f"⏺ {name}({argument})" if argument else f"⏺ {name}"
 
 
@@ -146,17 +200,20 @@ def todo_lines(todos: list[TodoEntry]) -> list[str]:
 
 
 def result_lines(
-    name: str, output: ToolOutput, elapsed_s: float | None, max_lines: int = RESULT_LINES
+    name: str, output: ToolOutput, elapsed_s: float | None, max_lines: int = RESULT_LINES, summary: str = ""
 ) -> list[str]:
-    """`  ⎿ ✓ 0.12s  first line`, then up to `max_lines` lines of the result and a `… +N lines` note."""
+    """`  └ ✓ 0.12s · 49 lines`, then up to `max_lines` lines of the result and a `… +N lines` note."""
     status: CardStatus = "error" if output.is_error else "ok"
     todos = parse_todos(output.metadata.get("todos")) if name == "TodoWrite" and not output.is_error else []
-    body = todo_lines(todos) if todos else [shorten(line, 200) for line in output.content.splitlines()]
+    text = output.content if output.display is None else output.display
+    body = todo_lines(todos) if todos else [shorten(line, 200) for line in text.splitlines()]
     body += [f"[{a.mime_type} attachment] {a.description}".strip() for a in output.attachments]
     shown = body[:max_lines]
     if len(body) > max_lines:
         shown.append(f"… +{len(body) - max_lines} lines")
     head = f"  ⎿ {style.STATUS_GLYPH[status]} {format_seconds(elapsed_s)}"
+    if summary:
+        return [f"{head} · {summary}", *(f"     {line}" for line in shown)]
     if not shown:
         return [head]
     return [f"{head}  {shown[0]}", *(f"     {line}" for line in shown[1:])]

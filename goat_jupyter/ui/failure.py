@@ -1,0 +1,53 @@
+"""A run that failed, said as one sentence with what to check; the full error text folded below."""
+
+from __future__ import annotations
+
+from html import escape
+
+from goat_jupyter.ui import style
+from goat_jupyter.ui.text import first_line
+
+# The provider's key variable by litellm's model prefix (litellm reads these itself).
+KEY_VARIABLES = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "azure": "AZURE_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+}
+
+
+def key_variable(model: str) -> str:
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    return KEY_VARIABLES.get(provider, f"{provider.upper()}_API_KEY")
+
+
+def explain(error_text: str, model: str) -> str:
+    """One sentence: what went wrong and what to check."""
+    text = error_text.lower()
+    config = f"`%goat config model=...` (now {model})"
+    if "authentication" in text or "api key" in text or "401" in text:
+        return f"The provider rejected the API key for {model}: check {key_variable(model)}, or pick another model with {config}."
+    if "notfound" in text or "not found" in text or "does not exist" in text or "404" in text:
+        return f"The provider does not know the model {model}: check its name with {config}."
+    if "ratelimit" in text or "rate limit" in text or "429" in text or "quota" in text:
+        return f"The provider is rate limiting {model} or the quota is used up: wait a minute, or check the account's quota."
+    if "connection" in text or "timeout" in text or "timed out" in text or "api_base" in text:
+        return "The model endpoint could not be reached: check the network and the endpoint variable (for example OPENAI_API_BASE)."
+    if "context" in text and ("length" in text or "window" in text or "too long" in text):
+        return "The conversation is too long for the model: start a new one with `%%goat --new`, or use a model with a larger context."
+    return f"The run stopped on an error: {first_line(error_text, 160)}"
+
+
+def failure_bundle(error_text: str, model: str) -> dict[str, str]:
+    sentence = explain(error_text, model)
+    html = (
+        f'<div style="{style.RECORD.format(color=style.RED)};font-size:inherit">'
+        f'<span style="color:{style.RED}">✗</span> {escape(sentence)}'
+        f'<details><summary style="{style.SUMMARY}">full error</summary>'
+        f'<pre style="{style.PRE}">{escape(error_text)}</pre></details></div>'
+    )
+    return {"text/html": html, "text/plain": f"✗ {sentence}\n{error_text}"}

@@ -155,6 +155,8 @@ def analyse(command: str) -> ShellAnalysis:
         walk.script(command, writes=False, depth=0)
     except RecursionError:
         walk.problems.append("the command is nested too deeply to check")
+    except Exception as exc:  # a check that breaks must fail closed, never end the run
+        walk.problems.append(f"the command could not be analysed ({type(exc).__name__})")
     loose = (*loose_words(command), *(w for part in walk.commands for w in part.words))
     protected = next((w for w in loose if _names_protected_path(w)), None) or next(
         (w for w in walk.patterns if _may_match_protected(w)), None
@@ -206,6 +208,8 @@ class _Walk:
             return
         if "\x00" in source:
             self.problems.append("the command contains a NUL byte")
+        if not _is_valid_text(source):
+            self.problems.append("the command is not valid UTF-8 text")
         stack: list[tuple[Node, bool]] = [(parse(source), writes)]
         while stack:
             node, inherited = stack.pop()
@@ -281,7 +285,7 @@ class _Walk:
         if inner.argv:
             text = shlex.join([*inner.prefix, *(w.text for w in inner.argv)])
             self.run(inner.argv, text, writes=writes, prefix=inner.prefix, depth=depth + 1)
-        for argv in inner.commands:
+        for argv in filter(None, inner.commands):
             self.run(argv, shlex.join(w.text for w in argv), writes=writes, depth=depth + 1)
         for script in inner.scripts:
             self.script(script, writes=writes, depth=depth + 1)
@@ -321,6 +325,14 @@ def _is_redirected_body(node: Node) -> bool:
         and parent.type == "redirected_statement"
         and parent.child_by_field_name("body") == node
     )
+
+
+def _is_valid_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _has_code(text: str) -> bool:

@@ -113,7 +113,8 @@ def encode(text: str) -> bytes:
 
 
 def text_of(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogatepass")
+    # "replace": tree-sitter may cut an invalid sequence (a lone surrogate) in the middle
+    return (node.text or b"").decode("utf-8", "replace")
 
 
 def word_of(node: Node) -> Word:

@@ -91,20 +91,24 @@ def _join_continuations(data: bytes, root: Node) -> bytes:
 
 def _verbatim_spans(root: Node) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    stack = [root]
+    stack: list[tuple[Node, Node | None]] = [(root, None)]
     while stack:
-        node = stack.pop()
-        if node.type in ("raw_string", "ansi_c_string", "comment") or quoted_heredoc(node):
+        node, parent = stack.pop()
+        if node.type in ("raw_string", "ansi_c_string", "comment") or quoted_heredoc(node, parent):
             spans.append((node.start_byte, node.end_byte))
         else:
-            stack.extend(node.children)
+            stack.extend((child, node) for child in node.children)
     return spans
 
 
-def quoted_heredoc(node: Node) -> bool:
-    if node.type != "heredoc_body" or node.parent is None:
+def quoted_heredoc(node: Node, parent: Node | None) -> bool:
+    """A here-document body whose delimiter is quoted (`<<'EOF'`): bash expands nothing in it.
+
+    `parent` is passed in because tree-sitter's `Node.parent` walks down from the root every time.
+    """
+    if node.type != "heredoc_body" or parent is None:
         return False
-    start = next((c for c in node.parent.children if c.type == "heredoc_start"), None)
+    start = next((c for c in parent.children if c.type == "heredoc_start"), None)
     return start is None or bool(set(text_of(start)) & set("'\"\\"))
 
 

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from wcmatch import glob
 
 from goat_jupyter.permissions_shell import ShellAnalysis, Subcommand, analyse
+from goat_jupyter.shell_syntax import fold_ascii
 
 RuleKind = Literal["allow", "deny", "ask"]
 
@@ -196,7 +197,7 @@ def _loose_pattern(spec: str) -> tuple[tuple[str, ...], bool]:
     """The literal words a rule starts with, and whether the last may continue (`npm*`)."""
     body = spec[:-2] if spec.endswith(":*") else spec
     if "*" in body:
-        literal = body.split("*", 1)[0]
+        literal = fold_ascii(body.split("*", 1)[0])
         return tuple(literal.split()), not literal.endswith(" ") and bool(literal.strip())
     return _words(body) or tuple(body.split()), False
 
@@ -266,13 +267,14 @@ def _wildcard(spec: str) -> re.Pattern[str]:
 @functools.lru_cache(maxsize=1024)
 def _words(text: str) -> tuple[str, ...] | None:
     try:
-        return tuple(shlex.split(text, comments=True))
+        return tuple(shlex.split(fold_ascii(text), comments=True))
     except ValueError:
         return None
 
 
 def _collapse(text: str) -> str:
-    return " ".join(text.split())
+    """Single spaces, non-ASCII spelled as the shell analysis spells it (`fold_ascii`)."""
+    return " ".join(fold_ascii(text).split())
 
 
 # --- WebFetch -------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from tree_sitter import Node
 from goat_jupyter.shell_syntax import (
     Word,
     ansi_c_closes_at_end,
+    fold_ascii,
     literal,
     loose_words,
     parse,
@@ -149,7 +150,12 @@ class ShellAnalysis:
 
 @functools.lru_cache(maxsize=256)
 def analyse(command: str) -> ShellAnalysis:
-    """The analysis of one command line (cached: rules are matched against it many times)."""
+    """The analysis of one command line (cached: rules are matched against it many times).
+
+    Non-ASCII characters are folded to ASCII first (see `fold_ascii`): words in the result use that
+    spelling, and rules are compared in it too.
+    """
+    command = fold_ascii(command)
     walk = _Walk()
     try:
         walk.script(command, writes=False, depth=0)
@@ -395,7 +401,7 @@ def last_command_name(command: str, depth: int = 0) -> str | None:
 
     None when that is unclear: a parse error, a compound command, `!`, a dynamic name.
     """
-    root = parse(command)
+    root = parse(fold_ascii(command))
     if root.has_error or depth > _MAX_DEPTH:
         return None
     node: Node | None = _last_statement(root)

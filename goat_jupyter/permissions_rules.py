@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from wcmatch import glob
 
 from goat_jupyter.permissions_shell import ShellAnalysis, Subcommand, analyse
+from goat_jupyter.shell_syntax import fold_ascii
 
 RuleKind = Literal["allow", "deny", "ask"]
 
@@ -227,13 +228,30 @@ def _same_commands(spec: str, analysis: ShellAnalysis) -> bool:
 
 
 def _covers_loose(spec: str, words: tuple[str, ...]) -> bool:
-    """Whether the rule covers a command starting at any word (for lines that cannot be analysed)."""
-    for start in range(len(words)):
-        run = words[start:]
-        part = Subcommand(" ".join(run), words=run)
-        if any(_covers(spec, variant, strict=False) for variant in _variants(part)):
-            return True
+    """Whether the rule's leading words appear as a run anywhere in `words` (lines that cannot be
+    analysed). Wildcards count from their literal start: `Bash(git * main)` looks for `git`."""
+    head, open_end = _loose_pattern(spec)
+    if not head:
+        return bool(words)
+    size = len(head)
+    for start in range(len(words) - size + 1):
+        window = words[start : start + size]
+        for first in {window[0], window[0].rsplit("/", 1)[-1]}:
+            candidate = (first, *window[1:])
+            last_ok = candidate[-1].startswith(head[-1]) if open_end else candidate[-1] == head[-1]
+            if last_ok and candidate[:-1] == head[:-1]:
+                return True
     return False
+
+
+@functools.lru_cache(maxsize=512)
+def _loose_pattern(spec: str) -> tuple[tuple[str, ...], bool]:
+    """The literal words a rule starts with, and whether the last may continue (`npm*`)."""
+    body = spec[:-2] if spec.endswith(":*") else spec
+    if "*" in body:
+        literal = fold_ascii(body.split("*", 1)[0])
+        return tuple(literal.split()), not literal.endswith(" ") and bool(literal.strip())
+    return _words(body) or tuple(body.split()), False
 
 
 def _full_words(part: Subcommand) -> tuple[str, ...] | None:
@@ -301,13 +319,14 @@ def _wildcard(spec: str) -> re.Pattern[str]:
 @functools.lru_cache(maxsize=1024)
 def _words(text: str) -> tuple[str, ...] | None:
     try:
-        return tuple(shlex.split(text, comments=True))
+        return tuple(shlex.split(fold_ascii(text), comments=True))
     except ValueError:
         return None
 
 
 def _collapse(text: str) -> str:
-    return " ".join(text.split())
+    """Single spaces, non-ASCII spelled as the shell analysis spells it (`fold_ascii`)."""
+    return " ".join(fold_ascii(text).split())
 
 
 # --- WebFetch -------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from tree_sitter import Node
 from goat_jupyter.shell_syntax import (
     Word,
     ansi_c_closes_at_end,
+    fold_ascii,
     literal,
     loose_words,
     parse,
@@ -149,12 +150,19 @@ class ShellAnalysis:
 
 @functools.lru_cache(maxsize=256)
 def analyse(command: str) -> ShellAnalysis:
-    """The analysis of one command line (cached: rules are matched against it many times)."""
+    """The analysis of one command line (cached: rules are matched against it many times).
+
+    Non-ASCII characters are folded to ASCII first (see `fold_ascii`): words in the result use that
+    spelling, and rules are compared in it too.
+    """
+    command = fold_ascii(command)
     walk = _Walk()
     try:
         walk.script(command, writes=False, depth=0)
     except RecursionError:
         walk.problems.append("the command is nested too deeply to check")
+    except Exception as exc:  # a check that breaks must fail closed, never end the run
+        walk.problems.append(f"the command could not be analysed ({type(exc).__name__})")
     loose = (*loose_words(command), *(w for part in walk.commands for w in part.words))
     protected = next((w for w in loose if _names_protected_path(w)), None) or next(
         (w for w in walk.patterns if _may_match_protected(w)), None
@@ -206,34 +214,37 @@ class _Walk:
             return
         if "\x00" in source:
             self.problems.append("the command contains a NUL byte")
-        stack: list[tuple[Node, bool]] = [(parse(source), writes)]
+        if not _is_valid_text(source):
+            self.problems.append("the command is not valid UTF-8 text")
+        # The parent travels with each node: tree-sitter's `Node.parent` walks down from the root.
+        stack: list[tuple[Node, Node | None, bool]] = [(parse(source), None, writes)]
         while stack:
-            node, inherited = stack.pop()
+            node, parent, inherited = stack.pop()
             if not node.is_named and not node.is_missing:
                 continue  # punctuation and keywords: `;`, `"`, `then`...
-            below = self._visit(node, inherited, depth)
-            stack.extend((child, below) for child in reversed(node.children))
+            below = self._visit(node, parent, inherited, depth)
+            stack.extend((child, node, below) for child in reversed(node.children))
 
-    def _visit(self, node: Node, writes: bool, depth: int) -> bool:
+    def _visit(self, node: Node, parent: Node | None, writes: bool, depth: int) -> bool:
         """Record what `node` runs; returns whether the commands below it write into a file."""
-        self._check_syntax(node)
+        self._check_syntax(node, parent)
         kind = node.type
         if kind == "redirected_statement":
             return writes or any(_writes_file(r) for r in node.children_by_field_name("redirect"))
         if kind == "command":
-            self._command(node, writes, depth)
+            self._command(node, parent, writes, depth)
         elif kind in ("declaration_command", "unset_command"):
             words = tuple(_value(child) for child in node.children if child.type not in (";", "&"))
             self._add(Subcommand(_text(node), writes, words))
         elif kind == "test_command":  # `[ ... ]` and `[[ ... ]]`: a command for the rules, like `test`
             self._add(Subcommand(_text(node), writes, tuple(_text(node).split())))
-        elif kind in ("variable_assignment", "variable_assignments") and _is_statement(node):
+        elif kind in ("variable_assignment", "variable_assignments") and _is_statement(parent):
             self._add(Subcommand(_text(node), writes, (_text(node),)))
         if (kind == "variable_assignment" and _stores_code(node)) or _evaluates_quoted_code(node):
             self.problems.append(f"{_text(node)[:40]!r} holds shell code that bash may run later")
         return writes
 
-    def _check_syntax(self, node: Node) -> None:
+    def _check_syntax(self, node: Node, parent: Node | None) -> None:
         if node.is_error or node.type == "ERROR":
             self.problems.append(f"the command could not be parsed near {_text(node)[:40]!r}")
         elif node.is_missing:
@@ -242,16 +253,16 @@ class _Walk:
             self.problems.append(f"the construct {node.type!r} is not known to this check")
         elif node.type == "ansi_c_string" and not ansi_c_closes_at_end(text_of(node)):
             self.problems.append(f"the quoting of {_text(node)[:40]!r} is read differently by bash")
-        elif _unparsed_substitution(node):
+        elif _unparsed_substitution(node, parent):
             self.problems.append(f"a command substitution in {_text(node)[:40]!r} was not parsed")
 
-    def _command(self, node: Node, writes: bool, depth: int) -> None:
+    def _command(self, node: Node, parent: Node | None, writes: bool, depth: int) -> None:
         words = command_words(node)
         if not words:
             return
         own = any(_writes_file(child) for child in node.children if child.type == "file_redirect")
         prefix = tuple(_text(c) for c in node.children if c.type == "variable_assignment")
-        text = _text(node.parent if _is_redirected_body(node) else node)
+        text = _text(parent if parent is not None and _is_redirected_body(node, parent) else node)
         self.run(words, text, writes=writes or own, prefix=prefix, depth=depth)
 
     def run(
@@ -260,7 +271,7 @@ class _Walk:
         """Record one simple command, then what it runs if it is a wrapper."""
         head = words[0]
         if not head.literal or head.pattern:
-            self.problems.append(f"the command name {head.text!r} is only known when it runs")
+            self.problems.append(f"the command name {head.text[:40]!r} is only known when it runs")
         elif head.text in _RESERVED:
             self.problems.append(f"{head.text!r} is used in a way this check does not follow")
         if program(head) in _EVALUATING and any(w.literal and _has_code(w.text) for w in words[1:]):
@@ -281,7 +292,7 @@ class _Walk:
         if inner.argv:
             text = shlex.join([*inner.prefix, *(w.text for w in inner.argv)])
             self.run(inner.argv, text, writes=writes, prefix=inner.prefix, depth=depth + 1)
-        for argv in inner.commands:
+        for argv in filter(None, inner.commands):
             self.run(argv, shlex.join(w.text for w in argv), writes=writes, depth=depth + 1)
         for script in inner.scripts:
             self.script(script, writes=writes, depth=depth + 1)
@@ -310,17 +321,20 @@ def _text(node: Node | None) -> str:
     return "" if node is None else text_of(node).replace("\\\n", "").strip()
 
 
-def _is_statement(node: Node) -> bool:
-    return node.parent is None or node.parent.type not in _NOT_A_STATEMENT
+def _is_statement(parent: Node | None) -> bool:
+    return parent is None or parent.type not in _NOT_A_STATEMENT
 
 
-def _is_redirected_body(node: Node) -> bool:
-    parent = node.parent
-    return (
-        parent is not None
-        and parent.type == "redirected_statement"
-        and parent.child_by_field_name("body") == node
-    )
+def _is_redirected_body(node: Node, parent: Node) -> bool:
+    return parent.type == "redirected_statement" and parent.child_by_field_name("body") == node
+
+
+def _is_valid_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _has_code(text: str) -> bool:
@@ -353,10 +367,10 @@ def _evaluates_quoted_code(node: Node) -> bool:
     return False
 
 
-def _unparsed_substitution(node: Node) -> bool:
+def _unparsed_substitution(node: Node, parent: Node | None) -> bool:
     """Text the grammar left raw that bash would still expand (backticks in here-documents, nested ones)."""
     if node.type == "heredoc_body":
-        if node.named_child_count or quoted_heredoc(node):
+        if node.named_child_count or quoted_heredoc(node, parent):
             return False
     elif node.type not in ("word", "string_content", "heredoc_content"):
         return False
@@ -387,7 +401,7 @@ def last_command_name(command: str, depth: int = 0) -> str | None:
 
     None when that is unclear: a parse error, a compound command, `!`, a dynamic name.
     """
-    root = parse(command)
+    root = parse(fold_ascii(command))
     if root.has_error or depth > _MAX_DEPTH:
         return None
     node: Node | None = _last_statement(root)

@@ -452,3 +452,14 @@ async def test_hostile_commands_through_the_executor_leave_the_victim(
     assert out.is_error and out.error_code == "PERMISSION_DENIED"
     assert (ws / "victim").read_text() == "keep me"
     assert len(approver.requests) == (0 if deny else 1)
+
+
+def test_non_ascii_words_are_compared_consistently(ws: Path) -> None:
+    """Non-ASCII is folded to ASCII before parsing (tree-sitter-bash crashed on some); rules fold alike."""
+    assert behavior(ws, "echo héllo", allow=["Bash(echo héllo)"]) == "allow"
+    assert behavior(ws, "echo hállo", allow=["Bash(echo héllo)"]) == "ask"
+    assert behavior(ws, "echo ✓ ; rm victim", deny=DENY_RM, allow=["Bash"]) == "deny"
+    assert behavior(ws, "rm fichier-été", deny=["Bash(rm fichier-été)"], allow=["Bash"]) == "deny"
+    assert behavior(ws, "$X; rm été", deny=["Bash(rm été)"], allow=["Bash"]) == "deny"
+    assert behavior(ws, "grep ü f", allow=["Bash(grep:*)"]) == "allow"
+    assert last_command_name("echo ü | grep ä") == "grep"

@@ -238,6 +238,14 @@ def _su(args: Sequence[Word], name: str) -> Inner:
     return Inner(problem="su starts a shell that reads its commands from standard input")
 
 
+def _script_c(args: Sequence[Word], name: str) -> Inner | None:
+    """`script -c CMD [file]` runs CMD; plain `script` starts an interactive shell (nothing to check)."""
+    for index, word in enumerate(args):
+        if word.text in ("-c", "--command"):
+            return _script(args[index + 1 : index + 2], name, "script -c without a command")
+    return None
+
+
 def _find(args: Sequence[Word], name: str) -> Inner:
     commands: list[tuple[Word, ...]] = []
     index = 0
@@ -426,6 +434,14 @@ _WRAPPERS: dict[str, Callable[[Sequence[Word], str], Inner | None]] = {
     "flock": _flock,
     "taskset": _after_operand(Options(flags="ac", long_flags=frozenset({"--all-tasks", "--cpu-list"})), "p"),
     "chrt": _after_operand(Options(flags="abdfiormRv", valued="TPD"), "p"),
+    "strace": _options_wrapper(Options(flags="cCfFhiqrtTvVwxyzZk", valued="abeEIoOpPsSuUX")),
+    "ltrace": _options_wrapper(Options(flags="bcCfhiLrStTV", valued="aAeEFlnopsuwx")),
+    "unshare": _options_wrapper(Options(flags="mUinpuCrfcT")),
+    "nsenter": _options_wrapper(Options(flags="amuinpUCrwFZ", valued="tSGRW")),
+    "chroot": _after_operand(Options(), "\0"),
+    "script": _script_c,
+    "firejail": _options_wrapper(Options()),
+    "runuser": _su,
     "source": _source,
     ".": _source,
     "alias": _alias,

@@ -239,7 +239,8 @@ def precheck_edit(path: Path, args: EditInput, reads: FileReadState, cwd: Path) 
     """Everything the Edit would fail on, without writing (run before asking the user)."""
     check_arguments(path, args)
     if path.exists() or args.old_string != "":
-        planned_edit(path, args, reads, cwd)
+        with locked(path):  # a concurrent Edit's write and its read record change together
+            planned_edit(path, args, reads, cwd)
 
 
 def refuse_unseen_near_match(

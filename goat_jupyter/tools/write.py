@@ -74,6 +74,11 @@ def check_write(path: Path, reads: FileReadState, content: str) -> os.stat_resul
     return stat
 
 
+def _precheck_locked(path: Path, reads: FileReadState, content: str) -> None:
+    with locked(path):  # a concurrent write and its read record change together
+        check_write(path, reads, content)
+
+
 def _write_locked(path: Path, content: str, reads: FileReadState) -> ToolOutput:
     stat = check_write(path, reads, content)
     existed = stat is not None
@@ -108,7 +113,7 @@ class WriteTool(Tool[WriteInput]):
         path = ctx.resolve_path(args.file_path)
         await self._check_not_open(path, ctx)
         with os_errors(path, "writing"):
-            await asyncio.to_thread(check_write, path, ctx.session.file_reads, args.content)
+            await asyncio.to_thread(_precheck_locked, path, ctx.session.file_reads, args.content)
 
     async def _check_not_open(self, path: Path, ctx: ToolContext) -> None:
         if path.suffix.lower() == ".ipynb" and await notebook_is_open(ctx, path):

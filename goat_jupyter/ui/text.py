@@ -96,6 +96,9 @@ def footer_text(event: RunFinished) -> str:
         f"{event.turns} turn{'s' if event.turns != 1 else ''}",
         f"{total:,} tokens ({event.prompt_tokens:,} in, {event.completion_tokens:,} out)",
     ]
+    cached = event.extra.get("cached_tokens")
+    if isinstance(cached, int) and cached:
+        parts.append(f"{cached:,} cached")
     if event.cost_usd is not None:
         parts.append(format_cost(event.cost_usd))
     parts.append(format_seconds(event.elapsed_s))

@@ -6,6 +6,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from goat_jupyter.context_commands import compact_now, context_status_line, show_context
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.runtime import GoatRuntime
 from goat_jupyter.session import list_sessions, summarize
@@ -20,6 +21,8 @@ HELP = """%goat commands:
   %goat resume [id]            list saved sessions, or continue one (newest with 'latest')
   %goat undo                   revert the files and cells changed by the last %%goat run
   %goat mcp [reconnect [name]] MCP servers: status, errors and tools; or reconnect them
+  %goat context                what the next request holds (system, tools, conversation, ...) vs the window
+  %goat compact [focus]        summarise the older turns now (optionally saying what to keep)
 %%goat [--model M] [--mode MODE] [--max-turns N] [--new]   run the cell body as a prompt"""
 
 
@@ -72,6 +75,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
         f"messages {len(session.messages)}  background tasks running: {', '.join(running) or 'none'}\n"
         f"workspace {session.workspace}  cwd {session.cwd}"
     )
+    print(context_status_line(session))
 
 
 def _reset(goat: GoatRuntime, args: list[str]) -> None:
@@ -123,6 +127,14 @@ def _mcp(goat: GoatRuntime, args: list[str]) -> None:
     print(goat.services["mcp"].command(args))
 
 
+def _context(goat: GoatRuntime, args: list[str]) -> None:
+    show_context(goat)
+
+
+def _compact(goat: GoatRuntime, args: list[str]) -> None:
+    compact_now(goat, " ".join(args))
+
+
 def _help(goat: GoatRuntime, args: list[str]) -> None:
     print(HELP)
 
@@ -135,5 +147,7 @@ _COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
     "resume": _resume,
     "undo": _undo,
     "mcp": _mcp,
+    "context": _context,
+    "compact": _compact,
     "help": _help,
 }

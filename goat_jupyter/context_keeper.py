@@ -188,7 +188,9 @@ class ContextKeeper:
         state.last_request_tokens = tokens
         state.peak_request_tokens = max(state.peak_request_tokens, tokens)
 
-    async def compact(self, focus: str = "", before: int | None = None) -> bool:
+    async def compact(
+        self, focus: str = "", before: int | None = None, keep_tokens: int | None = None
+    ) -> bool:
         """Summarise the older turns; one line in the cell says what it saved. False: nothing to do."""
         budget = self.budget()
         before = self.request().tokens if before is None else before
@@ -196,7 +198,7 @@ class ContextKeeper:
         result = await compact(
             self.session.messages,
             self.summarizer,
-            keep_tokens=budget.keep_recent,
+            keep_tokens=budget.keep_recent if keep_tokens is None else keep_tokens,
             summarizer_budget=budget.usable // 2,
             focus=focus,
         )

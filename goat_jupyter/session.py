@@ -62,8 +62,8 @@ class Session(SessionState):
         return sessions_dir(self.workspace) / f"{self.session_id}.jsonl"
 
     def append(self, message: Message) -> None:
+        self._write({"type": "message", "message": message})  # first: a fork copies the history so far
         self.messages.append(message)
-        self._write({"type": "message", "message": message})
 
     def record(self, kind: str, **data: Any) -> None:
         """A non-message line (run start/end, interrupts, usage) for history and resume."""

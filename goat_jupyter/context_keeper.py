@@ -49,6 +49,33 @@ def _unusable(services: dict[str, Any]) -> set[str]:
     return hidden
 
 
+def lean_schema(value: Any) -> Any:
+    """A JSON schema without what costs tokens and tells the model nothing: `additionalProperties:
+    false` (inputs are validated anyway) and `default: false` on flags."""
+    if isinstance(value, list):
+        return [lean_schema(item) for item in cast(list[Any], value)]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in cast(dict[str, Any], value).items():
+        if (key == "additionalProperties" or key == "default") and item is False:
+            continue
+        out[key] = lean_schema(item)
+    return out
+
+
+def offered_tools(registry: Registry, hidden: set[str]) -> list[dict[str, Any]]:
+    """The tool definitions sent to the model: usable tools only, lean schemas."""
+    tools: list[dict[str, Any]] = []
+    for tool in registry.llm_tools():
+        function = tool["function"]
+        if function["name"] not in hidden:
+            tools.append(
+                {**tool, "function": {**function, "parameters": lean_schema(function["parameters"])}}
+            )
+    return tools
+
+
 def _marked(message: Message) -> Message:
     """A copy of the message whose last content part carries a cache breakpoint."""
     content = message.get("content")
@@ -129,7 +156,7 @@ class ContextKeeper:
         hidden = _unusable(self.services)
         key = tuple(name for name in self.registry.names() if name not in hidden)
         if state.tools is None or state.tools_key != key:
-            state.tools = [t for t in self.registry.llm_tools() if t["function"]["name"] not in hidden]
+            state.tools = offered_tools(self.registry, hidden)
             state.tools_key = key
         return state.tools
 

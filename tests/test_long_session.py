@@ -21,7 +21,10 @@ WINDOW = 32_768
 
 def data_file(workspace: Path, rows: int = 3_000) -> Path:
     path = workspace / "data.csv"
-    lines = [f"{i},2024-{i % 12 + 1:02d}-{i % 28 + 1:02d},{(i * 7919) % 10007 / 13:.4f},region_{i % 17}" for i in range(rows)]
+    lines = [
+        f"{i},2024-{i % 12 + 1:02d}-{i % 28 + 1:02d},{(i * 7919) % 10007 / 13:.4f},region_{i % 17}"
+        for i in range(rows)
+    ]
     path.write_text("date_id,date,value,region\n" + "\n".join(lines) + "\n")
     return path
 
@@ -38,7 +41,9 @@ def conversation(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_session_requests_stay_under_the_window_and_keep_originals(tmp_path: Path) -> None:
     data = data_file(tmp_path)
-    reads = [tool_turn("Read", {"file_path": str(data), "offset": 1 + 250 * i, "limit": 250}) for i in range(10)]
+    reads = [
+        tool_turn("Read", {"file_path": str(data), "offset": 1 + 250 * i, "limit": 250}) for i in range(10)
+    ]
     with ReplayServer([*reads, text_turn("Read it all.")], context_limit=int(WINDOW * 0.9)) as server:
         rig = long_rig(tmp_path, server.url)
         asyncio_run(rig.agent.run("read data.csv in pieces"))
@@ -71,7 +76,9 @@ def chatter(count: int, words: int = 1_000) -> list[dict[str, Any]]:
 
 
 def test_crossing_the_window_compacts_and_the_next_request_holds_the_summary(tmp_path: Path) -> None:
-    summary = text_turn("## Goal\nAnalyse sales.\n## Current state\nSeven questions answered.", match=COMPACTION_MARKER)
+    summary = text_turn(
+        "## Goal\nAnalyse sales.\n## Current state\nSeven questions answered.", match=COMPACTION_MARKER
+    )
     with ReplayServer([summary, summary, *chatter(9)], context_limit=int(WINDOW * 0.9)) as server:
         rig = long_rig(tmp_path, server.url)
         for i in range(9):
@@ -113,7 +120,12 @@ def test_a_context_length_error_compacts_once_and_retries(tmp_path: Path) -> Non
 
 def test_a_second_context_length_error_ends_the_run_with_the_error(tmp_path: Path) -> None:
     too_long = {"error": {"status": 400, "message": "prompt is too long: 250000 tokens > 200000 maximum"}}
-    turns = [text_turn("First.", match="first"), too_long, text_turn("## Goal\nx", match=COMPACTION_MARKER), too_long]
+    turns = [
+        text_turn("First.", match="first"),
+        too_long,
+        text_turn("## Goal\nx", match=COMPACTION_MARKER),
+        too_long,
+    ]
     with ReplayServer(turns) as server:
         rig = make_agent(tmp_path, server.url)
         asyncio_run(rig.agent.run("first"))
@@ -125,9 +137,13 @@ def test_a_second_context_length_error_ends_the_run_with_the_error(tmp_path: Pat
 def test_session_file_cut_inside_a_multibyte_character_resumes(tmp_path: Path) -> None:
     session = Session(workspace=tmp_path)
     session.append({"role": "user", "content": "Schätze die Größe"})
-    session.append({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}
-    ]})
+    session.append(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}],
+        }
+    )
     session.append({"role": "tool", "tool_call_id": "c1", "content": "Größe: 42 € — ünïcödé"})
     session.release()
     data = session.path.read_bytes()
@@ -136,7 +152,10 @@ def test_session_file_cut_inside_a_multibyte_character_resumes(tmp_path: Path) -
     resumed = load_session(session.path, tmp_path)
     assert [m["role"] for m in resumed.messages] == ["user", "assistant", "tool"]
     assert resumed.messages[2]["content"].startswith("Error: interrupted")
-    assert "dropped 3 damaged lines" in resumed.load_report and "added 1 missing tool result" in resumed.load_report
+    assert (
+        "dropped 3 damaged lines" in resumed.load_report
+        and "added 1 missing tool result" in resumed.load_report
+    )
     assert_history_valid(resumed.messages)
 
 
@@ -147,6 +166,66 @@ def test_two_kernels_never_write_the_same_session_file(tmp_path: Path) -> None:
     second.append({"role": "user", "content": "two"})
     assert second.session_id != first.session_id and "open in another kernel" in second.load_report
     first.append({"role": "user", "content": "three"})
-    assert [json.loads(x)["message"]["content"] for x in first.path.read_text().splitlines()] == ["one", "three"]
+    assert [json.loads(x)["message"]["content"] for x in first.path.read_text().splitlines()] == [
+        "one",
+        "three",
+    ]
     copied = load_session(second.path, tmp_path)
     assert [m["content"] for m in copied.messages] == ["one", "two"]
+
+
+def test_all_built_in_tool_definitions_fit_in_5500_cl100k_tokens(tmp_path: Path) -> None:
+    from goat_jupyter.context import tools_tokens
+    from goat_jupyter.context_keeper import offered_tools
+    from goat_jupyter.tools import default_registry
+
+    every = offered_tools(default_registry(cwd=tmp_path), set())  # nothing hidden: the worst case
+    assert {t["function"]["name"] for t in every} >= {"Read", "Bash", "Agent", "RunCell", "ListMcpResources"}
+    assert tools_tokens(every) <= 5_500
+
+
+def anthropic_rig(tmp_path: Path, server: ReplayServer) -> AgentRig:
+    from goat_jupyter.agent import Agent
+    from goat_jupyter.llm import LLMClient, RetryPolicy
+    from goat_jupyter.tools import default_registry
+    from goat_jupyter.tools.runner import Executor
+
+    session = Session(workspace=tmp_path)
+    events: list[Any] = []
+    registry = default_registry(session=session)
+    base = server.url.removesuffix("/v1")
+    llm = LLMClient(
+        "anthropic/claude-sonnet-4-5",
+        retry=RetryPolicy(max_retries=0),
+        extra={"api_base": base, "api_key": "k"},
+    )
+    agent = Agent(session, registry, Executor(registry, session, emit=events.append), llm, events.append)
+    return AgentRig(session, agent, events)
+
+
+def test_claude_requests_carry_cache_breakpoints_and_a_byte_stable_prefix(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    turns = [
+        tool_turn("Read", {"file_path": str(tmp_path / "notes.txt")}),
+        text_turn("It says alpha."),
+        tool_turn("Bash", {"command": "cd /tmp && echo moved"}, match="second"),
+        text_turn("Done.", match="second"),
+    ]
+    with ReplayServer(turns) as server:
+        rig = anthropic_rig(tmp_path, server)
+        asyncio_run(rig.agent.run("read notes.txt"))
+        rig.session.settings.permission_mode = "acceptEdits"  # changes between runs go to the end
+        asyncio_run(rig.agent.run("second run"))
+        requests = list(server.requests)
+    assert len(requests) == 4
+    systems = {json.dumps(r["system"], sort_keys=True) for r in requests}
+    tools = {json.dumps(r["tools"], sort_keys=True) for r in requests}
+    assert len(systems) == 1 and len(tools) == 1, "system prompt and tools are byte-identical"
+    assert requests[0]["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert requests[0]["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    for request in requests:
+        marks = json.dumps(request["messages"]).count('"cache_control"')
+        assert 1 <= marks <= 2, "the newest turns carry breakpoints (4 at most in all)"
+    last = json.dumps(requests[-1]["messages"])
+    assert "Permission mode: acceptEdits" in last and "Permission mode: default" in last
+    assert rig.session.usage.cached_tokens > 0, "the server's cache imitation reported reads"

@@ -105,6 +105,8 @@ def _resume(goat: GoatRuntime, args: list[str]) -> None:
         print(exc)
         return
     print(f"Resumed session {session.session_id} with {len(session.messages)} messages.")
+    if session.load_report:
+        print(session.load_report.strip())
 
 
 def _undo(goat: GoatRuntime, args: list[str]) -> None:

@@ -68,6 +68,8 @@ class ReplayServer:
         self.stopping = threading.Event()  # wakes handlers that are stalling on purpose
         self.host, self.port = host, port
         self.requests: list[dict[str, Any]] = []
+        self.request_times: list[float] = []  # time.monotonic() of each request, for timing tests
+        self.stall_times: list[float] = []  # when each scripted stall began (the last chunk was sent)
         self.log = log
         self._httpd: _HTTPServer | None = None
         self._url: str | None = None  # kept after stop() for messages and assertions
@@ -212,6 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, error_json(400, f"goat replay: request body is not JSON: {exc}"))
             return
         self.replay.requests.append(request)
+        self.replay.request_times.append(time.monotonic())
         if self._too_long(request):
             return
         try:
@@ -248,6 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, anthropic_error(400, f"goat replay: request body is not JSON: {exc}"))
             return
         self.replay.requests.append(request)
+        self.replay.request_times.append(time.monotonic())
         try:
             picked = self.replay.source.pick(request)
         except NoTurnError as exc:
@@ -333,6 +337,7 @@ class _Handler(BaseHTTPRequestHandler):
                 break
             self._write_chunk(sse_event(chunk))
         self.wfile.flush()
+        self.replay.stall_times.append(time.monotonic())
         self.replay.stopping.wait(reply.turn.stall_s)
         self.close_connection = True
 

@@ -89,6 +89,7 @@ def _warm_up() -> None:
             pass
 
     try:
+        count_text_tokens("warm up")  # the context budget counts every request with this tokenizer
         with ReplayServer([{"text": "ok"}]) as server:
             asyncio.run(stream_one(server.url))
     except Exception:  # warming is an optimisation; the real call reports real problems

@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from goat_jupyter.public import approver, hook, tool, unregister_tool
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [
+    "__version__",
+    "approver",
+    "hook",
+    "load_ipython_extension",
+    "tool",
+    "unload_ipython_extension",
+    "unregister_tool",
+]
+_PUBLIC_API = ("tool", "hook", "approver", "unregister_tool")
+
+
+def __getattr__(name: str) -> Any:
+    """The public API (goat_jupyter.tool, .hook, .approver) loads on first use: %load_ext stays light."""
+    if name in _PUBLIC_API:
+        from goat_jupyter.extension import wait_for_agent_import
+
+        wait_for_agent_import()  # the warm-up thread may be importing the same modules right now
+        from goat_jupyter import public
+
+        return getattr(public, name)
+    raise AttributeError(f"module 'goat_jupyter' has no attribute {name!r}")
 
 
 def load_ipython_extension(ip: Any) -> None:
@@ -39,6 +63,11 @@ async def _undo() -> None:  # pyright: ignore[reportUnusedFunction]
     from goat_jupyter.checkpoint_run import undo_last
 
     await undo_last()
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:  # pyright: ignore[reportUnusedFunction]
+    """The settings panel's endpoints (goat_jupyter.server); enabled by jupyter-config/."""
+    return [{"module": "goat_jupyter.server"}]
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:  # pyright: ignore[reportUnusedFunction]

@@ -37,6 +37,17 @@ def assistant_message(turn: AssistantTurn) -> Message:
     return message
 
 
+def make_call_ids_unique(turn: AssistantTurn) -> None:
+    """A model may repeat (or leave out) a tool-call id; every result must answer exactly one call."""
+    seen: set[str] = set()
+    for call in turn.tool_calls:
+        base, number = call.id or "call", 1
+        while not call.id or call.id in seen:
+            number += 1
+            call.id = f"{base}_{number}"
+        seen.add(call.id)
+
+
 def tool_message(call_id: str, output: ToolOutput) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "content": output.content}
 
@@ -216,7 +227,9 @@ class Agent:
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None],
     ) -> AssistantTurn:
-        return await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall)
+        turn = await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall)
+        make_call_ids_unique(turn)
+        return turn
 
     async def _run_tools(self, turn: AssistantTurn) -> None:
         calls = [ToolCall(c.id, c.name, c.arguments) for c in turn.tool_calls]

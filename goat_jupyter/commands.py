@@ -6,6 +6,8 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from goat_jupyter.config.kernel_commands import autoload_command, reload_config
+from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.context_commands import compact_now, context_status_line, show_context
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.runtime import GoatRuntime
@@ -15,6 +17,7 @@ from goat_jupyter.settings import RUNTIME_KEYS, coerce_setting
 HELP = """%goat commands:
   %goat config                 show the runtime settings
   %goat config key=value ...   change settings (model, permission_mode, max_turns, ...)
+  %goat config reload          read the settings files and the key store again
   %goat status                 model, mode, turns, tokens and cost of this session
   %goat reset                  start a new conversation (stops background tasks)
   %goat history                the conversation so far, one line per message
@@ -23,6 +26,7 @@ HELP = """%goat commands:
   %goat mcp [reconnect [name]] MCP servers: status, errors and tools; or reconnect them
   %goat context                what the next request holds (system, tools, conversation, ...) vs the window
   %goat compact [focus]        summarise the older turns now (optionally saying what to keep)
+  %goat autoload [on|off]      load goat in every new kernel (the IPython kernel configuration)
 %%goat [--model M] [--mode MODE] [--max-turns N] [--new]   run the cell body as a prompt"""
 
 
@@ -37,6 +41,9 @@ def dispatch(goat: GoatRuntime, line: str) -> None:
 
 
 def _config(goat: GoatRuntime, args: list[str]) -> None:
+    if args == ["reload"]:
+        reload_config(goat)
+        return
     settings = goat.session.settings
     for item in args:
         key, sep, raw = item.partition("=")
@@ -76,6 +83,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
         f"workspace {session.workspace}  cwd {session.cwd}"
     )
     print(context_status_line(session))
+    print(describe_sources(session.workspace))
 
 
 def _reset(goat: GoatRuntime, args: list[str]) -> None:
@@ -151,5 +159,6 @@ _COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
     "mcp": _mcp,
     "context": _context,
     "compact": _compact,
+    "autoload": autoload_command,
     "help": _help,
 }

@@ -8,12 +8,18 @@ import itertools
 import os
 import secrets
 import stat
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from goat_jupyter.errors import FileNotFoundGoatError, PermissionDeniedError, ToolExecutionError
+from goat_jupyter.errors import (
+    ConflictError,
+    FileNotFoundGoatError,
+    PermissionDeniedError,
+    ToolExecutionError,
+)
 
 Newline = Literal["\n", "\r\n"]
 SNIFF_BYTES = 8192
@@ -157,19 +163,43 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def write_text_atomic(path: Path, text: str, fmt: TextFormat) -> None:
+@dataclass(frozen=True)
+class DiskVersion:
+    """Which version of a file is on disk: a change by anyone moves at least one of these."""
+
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> DiskVersion:
+        return cls(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+ABSENT: Literal["absent"] = "absent"
+Expected = DiskVersion | Literal["absent"] | None  # None: write whatever is there
+TEMP_MARK = ".goat-"
+STALE_TEMP_AGE_S = 24 * 3600
+
+
+def write_text_atomic(path: Path, text: str, fmt: TextFormat, *, expected: Expected = None) -> None:
     """Write `text` in `fmt`, atomically, keeping the current file's mode and owner."""
-    atomic_write_bytes(path, encode_text(text, fmt))
+    atomic_write_bytes(path, encode_text(text, fmt), expected=expected)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, then rename over `path` (through symlinks)."""
+def atomic_write_bytes(path: Path, data: bytes, *, expected: Expected = None) -> None:
+    """Temp file in the same folder, fsync, then rename over `path` (through symlinks).
+
+    With `expected`, the file must still be that version (or still be absent) right before the rename:
+    a change made meanwhile by another process is reported as a conflict, never overwritten."""
     target = Path(os.path.realpath(path))
     try:
         previous = target.stat()
     except FileNotFoundError:
         previous = None
-    temp = target.with_name(f".{target.name}.goat-{secrets.token_hex(4)}.tmp")
+    remove_stale_temps(target)
+    temp = target.with_name(f".{target.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         # 0o666 lets the umask decide a new file's mode; an existing file's mode is copied below.
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if previous is None else 0o600)
@@ -180,10 +210,87 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        _put_in_place(temp, target, expected)
+    finally:
+        temp.unlink(missing_ok=True)  # interrupted or refused: never leave the temp file behind
+
+
+def _put_in_place(temp: Path, target: Path, expected: Expected) -> None:
+    if expected == ABSENT:
+        _create_exclusive(temp, target)
+        return
+    if expected is not None:
+        _check_version(target, expected)
+    os.replace(temp, target)
+
+
+def _create_exclusive(temp: Path, target: Path) -> None:
+    """A hard link fails when the name exists: no file someone created meanwhile is replaced."""
+    try:
+        os.link(temp, target)
+    except FileExistsError:
+        raise _changed_meanwhile(target) from None
+    except OSError:  # filesystems without hard links: check, then rename (a small window remains)
+        if os.path.lexists(target):
+            raise _changed_meanwhile(target) from None
         os.replace(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+
+
+def _check_version(target: Path, expected: DiskVersion) -> None:
+    try:
+        current = DiskVersion.of(target.stat())
+    except (FileNotFoundError, NotADirectoryError):
+        current = None
+    if current != expected:
+        raise _changed_meanwhile(target)
+
+
+def _changed_meanwhile(target: Path) -> ConflictError:
+    return ConflictError(
+        f"{target} was changed by another process while this change was being made, so it was not written "
+        "(the other change is kept). Read the file again and redo the change."
+    )
+
+
+def remove_stale_temps(target: Path) -> None:
+    """Delete temp files that an interrupted write to `target` left behind (their process is gone)."""
+    prefix = f".{target.name}{TEMP_MARK}"
+    try:
+        with os.scandir(target.parent) as entries:
+            leftovers = [e.path for e in entries if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+    except OSError:
+        return
+    for leftover in leftovers:
+        if _is_stale(leftover, leftover[len(str(target.parent)) + 1 + len(prefix) :]):
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
+
+
+def _is_stale(path: str, rest: str) -> bool:
+    pid_text = rest.split("-", 1)[0]
+    if pid_text.isdigit() and int(pid_text) != os.getpid() and not _process_alive(int(pid_text)):
+        return True
+    try:
+        return time.time() - os.lstat(path).st_mtime > STALE_TEMP_AGE_S
+    except OSError:
+        return False
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def read_versioned(path: Path) -> tuple[bytes, os.stat_result]:
+    """The whole file and the stat of the very inode it was read from."""
+    with path.open("rb") as handle:
+        st = os.fstat(handle.fileno())
+        return handle.read(), st
 
 
 def _write_all(fd: int, data: bytes) -> None:

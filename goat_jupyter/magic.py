@@ -11,6 +11,7 @@ from typing import Any
 
 from goat_jupyter import commands
 from goat_jupyter.checkpoint_run import run_scope
+from goat_jupyter.config.keys import apply_keys
 from goat_jupyter.runtime import GoatRuntime, RunOptions
 from goat_jupyter.settings import PERMISSION_MODES
 from goat_jupyter.ui import CellRenderer, Renderer, comm_idle, make_renderer
@@ -51,6 +52,7 @@ def runtime() -> GoatRuntime:
     """The kernel's goat, created on first use in the kernel's working directory."""
     global _runtime
     if _runtime is None:
+        apply_keys(override=False)  # the settings panel's key store; environment variables win
         _runtime = GoatRuntime(Path.cwd())
         atexit.register(_runtime.shutdown)
     return _runtime
@@ -91,6 +93,7 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
     """Per cell: widgets when the frontend can answer, stdin in a terminal, else deny what would ask."""
     from goat_jupyter.events import Notice
     from goat_jupyter.policy import RulePolicy
+    from goat_jupyter.public.registry import with_user_approver
     from goat_jupyter.ui.interaction import make_interaction
 
     comm_idle.install(comm_idle.current_kernel())
@@ -104,7 +107,7 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
     if goat.policy is None:
         goat.policy = RulePolicy()
     if isinstance(goat.policy, RulePolicy):  # a policy plugged in through the API is left alone
-        goat.policy.approver = interaction.approver
+        goat.policy.approver = with_user_approver(interaction.approver)  # goat_jupyter.approver
         goat.policy.notify = notify
 
 

@@ -21,8 +21,16 @@ Mode table (what happens without any rule or hook):
 | Bash, RunCode, RunCell, KernelInspect, MCP  | ask     | ask         | deny | allow  | deny    |
 | WebFetch, WebSearch                         | ask     | ask         | deny | allow  | deny    |
 | Agent (general-purpose), TeamCreate         | ask     | ask         | deny | allow  | deny    |
-| Config changing permissions; edits of the settings files and .mcp.json
+| MCP tool claiming readOnlyHint (not allowed by a rule)
+|                                             | allow   | allow       | ask  | allow  | allow   |
+| Config widening what the agent may do (permission mode, max_turns, tools, hooks, MCP);
+| creating, changing, moving or deleting configuration (`.goat/`, `.claude/`, `.mcp.json`, the
+| user's settings folder, hook scripts, or a folder holding one: permissions_protected.py)
 |                                             | ask     | ask         | ask  | ask    | deny    |
+
+Paths: a call is checked for what it does to every path it touches (a Move reads and removes its
+source, so Read and Delete deny/ask rules cover the source too, and writes its destination); a
+folder moved, deleted or replaced counts with everything inside it.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from goat_jupyter.permissions_rules import (
     subcommand_allowed,
     url_host,
 )
-from goat_jupyter.permissions_shell import split_command
+from goat_jupyter.permissions_shell import analyse
 from goat_jupyter.settings import PermissionMode
 
 Behavior = Literal["allow", "deny", "ask"]
@@ -71,6 +79,7 @@ class PermissionContext:
     hook_decision: Behavior | None = None
     hook_reason: str = ""
     protected: Sequence[Path] = ()  # files only the user may change without being asked
+    hook_commands: Sequence[str] = ()  # configured hook commands: the files they run are protected
     path_exists: Callable[[Path], bool] = os.path.exists
 
     @functools.cached_property
@@ -90,6 +99,8 @@ def evaluate(
             "deny", f"Permission denied: the rule {rule} in permissions.deny blocks this call.", rule
         )
     if call.guard:
+        if mode_decision(call, context.mode) == "deny":
+            return Decision("deny", _plan_message(tool_name))  # plan mode changes nothing, asked or not
         return _asking(call.guard, call, context)
     if rule := _first_match(context.ask, call, "ask", context):
         return _asking(
@@ -113,7 +124,7 @@ def evaluate(
         context.allow, call
     ):
         return Decision("allow", f"Allowed by the rule {rule}.", rule)
-    if default_behavior(call) == "allow":
+    if default_behavior(call) == "allow" and not (call.claimed_read_only and context.mode == "plan"):
         return Decision("allow", "Needs no approval.")
     return _asking(call.ask_reason, call, context)
 
@@ -186,8 +197,11 @@ def _bash_allowed_piecewise(rules: Sequence[str], call: Call) -> str | None:
             rule = parse_rule(text)
             if rule.tool == "Bash" and rule.specifier is not None:
                 specs.append((rule.text, rule.specifier))
+    analysis = analyse(call.facts.command)
+    if not analysis.certain:
+        return None
     used: list[str] = []
-    for part in split_command(call.facts.command):
+    for part in analysis.commands:
         hit = next((text for text, spec in specs if subcommand_allowed(spec, part)), None)
         if hit is None:
             return None
@@ -243,7 +257,14 @@ def describe(tool_name: str, args: Mapping[str, Any], side_effect: str, context:
     """The call as the engine sees it (class, paths, command, URL, why it would ask)."""
     cwd = context.cwd or context.workspace
     return describe_call(
-        tool_name, args, side_effect, context.anchors, cwd, context.protected, context.path_exists
+        tool_name,
+        args,
+        side_effect,
+        context.anchors,
+        cwd,
+        context.protected,
+        context.path_exists,
+        context.hook_commands,
     )
 
 
@@ -252,7 +273,7 @@ def suggest_rule_for(call: Call, context: PermissionContext) -> str | None:
     if call.guard or facts.allow_blocked:
         return None
     if facts.command is not None:
-        return f"Bash({facts.command.strip()})"
+        return f"Bash({facts.command.strip()})" if analyse(facts.command).certain else None
     if facts.url is not None:
         return f"WebFetch(domain:{url_host(facts.url)})"
     if facts.allow_paths:

@@ -8,8 +8,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from goat_jupyter.permissions_rules import Anchors, CallFacts, Target, relative_inside
-from goat_jupyter.settings import user_settings_path, workspace_settings_path
+from goat_jupyter.errors import InvalidPathError
+from goat_jupyter.permissions_protected import protected_inside, protected_reason
+from goat_jupyter.permissions_rules import Access, Anchors, CallFacts, FolderWalk, Target, relative_inside
+from goat_jupyter.permissions_shell import protected_config_guard
+from goat_jupyter.sandbox import isolation
 
 CallKind = Literal["free", "read", "edit", "delete", "exec", "network", "spawn"]
 
@@ -58,26 +61,53 @@ class Call:
     ask_reason: str
     creates: bool = False  # makes a new file without replacing anything (no approval inside)
     guard: str | None = None  # always asks, whatever the mode or allow rules say
+    claimed_read_only: bool = False  # read-only by its own word only (an MCP tool's readOnlyHint)
 
 
 @dataclass(frozen=True)
 class _Where:
-    workspace: Path
-    real_workspace: Path
+    anchors: Anchors
     cwd: Path
     extra_protected: Sequence[Path]
     exists: Callable[[Path], bool]
+    hook_commands: Sequence[str] = ()
 
-    def target(self, raw: object) -> Target:
-        expanded = os.path.expanduser(str(raw))
-        return Target.of(Path(os.path.normpath(os.path.join(self.cwd, expanded))))
+    @property
+    def workspace(self) -> Path:
+        return self.anchors.workspace
+
+    @property
+    def real_workspace(self) -> Path:
+        return self.anchors.real_workspace
+
+    def target(self, raw: object, *, whole: bool = False, below: Path | None = None) -> Target:
+        """The path as the tools resolve it. `whole`: the call acts on whatever is there (a folder
+        with its contents); `below`: the folder whose contents end up there (a Move's source)."""
+        text = str(raw)
+        if "\x00" in text:
+            raise InvalidPathError(f"Invalid path {text!r}: paths cannot contain NUL bytes.")
+        path = Path(os.path.normpath(os.path.join(self.cwd, os.path.expanduser(text))))
+        walk_root = path if whole else below
+        return Target.of(path, None if walk_root is None else FolderWalk.of(walk_root))
 
     def outside(self, targets: Sequence[Target]) -> bool:
         return any(not _within(t.real, self.real_workspace) for t in targets)
 
-    def guarded(self, targets: Sequence[Target]) -> Path | None:
-        protected = _protected_set(self.workspace, self.extra_protected)
-        return next((t.path for t in targets if t.real in protected), None)
+    def guarded(self, targets: Sequence[Target]) -> str | None:
+        """Why one of the paths is (or holds) protected configuration; None when none is."""
+        return next(filter(None, (self._guard(t) for t in targets)), None)
+
+    def _guard(self, target: Target) -> str | None:
+        reason = protected_reason(
+            target.path,
+            self.workspace,
+            home=self.anchors.home,
+            hook_commands=self.hook_commands,
+            extra=self.extra_protected,
+        )
+        if reason is None and target.below is not None:
+            reason = protected_inside(target.path, target.below.names)
+        return reason
 
 
 def describe_call(
@@ -88,8 +118,9 @@ def describe_call(
     cwd: Path,
     protected: Sequence[Path] = (),
     exists: Callable[[Path], bool] = os.path.exists,
+    hook_commands: Sequence[str] = (),
 ) -> Call:
-    where = _Where(anchors.workspace, anchors.real_workspace, cwd, protected, exists)
+    where = _Where(anchors, cwd, protected, exists, hook_commands)
     if tool_name in READ_PATH_ARGS:
         return _read_call(tool_name, args, where)
     if tool_name in EDIT_PATH_ARGS or tool_name in ("Move", "Delete"):
@@ -97,23 +128,11 @@ def describe_call(
     return _other_call(tool_name, args, side_effect)
 
 
-def _protected_set(workspace: Path, extra: Sequence[Path]) -> frozenset[Path]:
-    ws_settings = workspace_settings_path(workspace)
-    files = [
-        ws_settings,
-        ws_settings.with_name("settings.local.json"),
-        workspace / ".mcp.json",
-        user_settings_path(),
-        *extra,
-    ]
-    return frozenset(Path(os.path.realpath(p)) for p in files)
-
-
 def _read_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
     raw = args.get(READ_PATH_ARGS[tool_name])
     root = where.target(raw or where.cwd)
     if tool_name == "Glob":
-        root = Target.of(glob_root(root.path, str(args.get("pattern") or "")))
+        root = where.target(glob_root(root.path, str(args.get("pattern") or "")))
     targets = (root,)
     folder = tool_name != "Read"
     outside = where.outside(targets)
@@ -124,26 +143,29 @@ def _read_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
 
 
 def _edit_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
+    """Every path is checked for what the call does to it: a Move reads and removes its source
+    and writes its destination; a folder counts with everything inside it."""
+    also: tuple[Access, ...] = ()
     if tool_name == "Move":
-        targets = (where.target(args.get("from", "")), where.target(args.get("to", "")))
+        source = where.target(args.get("from", ""), whole=True)
+        targets = (source, where.target(args.get("to", ""), below=source.path))
         replaces = bool(args.get("overwrite")) and where.exists(targets[1].path)
+        also = (Access(("Read", "Delete"), (source,)),)
     else:
         key = "path" if tool_name == "Delete" else EDIT_PATH_ARGS[tool_name]
-        targets = (where.target(args.get(key, "")),)
+        targets = (where.target(args.get(key, ""), whole=True),)
         replaces = where.exists(targets[0].path)
     outside = where.outside(targets)
     allow_targets = targets[-1:] if tool_name == "Move" and not outside else targets
     names = ("Delete", "Edit") if tool_name == "Delete" else _names(tool_name, "Edit")
     allow_names = ("Delete",) if tool_name == "Delete" else names
-    facts = CallFacts(tool_name, names, allow_names, targets, allow_targets, outside=outside)
+    facts = CallFacts(tool_name, names, allow_names, targets, allow_targets, outside=outside, also=also)
     kind: CallKind = "delete" if tool_name == "Delete" else "edit"
     in_git = any(relative_inside(t.real, where.real_workspace / ".git") is not None for t in targets)
     creates = tool_name in ("Write", "Move") and not replaces and not in_git  # .git/hooks run code
     guard = where.guarded(targets)
     guard_text = (
-        f"{tool_name} would change {guard}, a settings file: only the user may approve that."
-        if guard
-        else None
+        f"{tool_name} would change configuration: {guard}. Only the user may approve that." if guard else None
     )
     paths = tuple(t.path for t in targets)
     return Call(facts, kind, _edit_reason(tool_name, paths, replaces, outside), creates, guard_text)
@@ -170,7 +192,10 @@ def _other_call(tool_name: str, args: Mapping[str, Any], side_effect: str) -> Ca
         return _config_call(plain, args)
     if tool_name == "Bash":
         command = str(args.get("command", ""))
-        return Call(replace(plain, command=command), "exec", "Bash runs a shell command.")
+        guard = protected_config_guard(command)
+        return Call(replace(plain, command=command), "exec", "Bash runs a shell command.", guard=guard)
+    if tool_name == "RunCode":
+        return _run_code_call(plain, args)
     if tool_name in EXEC_TOOLS:
         return Call(plain, "exec", f"{tool_name} {EXEC_TOOLS[tool_name]}.")
     if tool_name == "WebFetch":
@@ -182,17 +207,44 @@ def _other_call(tool_name: str, args: Mapping[str, Any], side_effect: str) -> Ca
             return Call(plain, "read", "")
         return Call(plain, "spawn", f"{tool_name} starts subagents that work on their own.")
     kind = _KIND_BY_SIDE_EFFECT.get(side_effect, "exec")
+    if kind == "read" and tool_name.startswith("mcp__"):
+        claim = (
+            f"{tool_name} says it only reads (readOnlyHint), but in plan mode only MCP tools the user "
+            "allowed run without approval."
+        )
+        return Call(plain, kind, claim, claimed_read_only=True)
     return Call(
         plain, kind, f"{tool_name} may change things outside this notebook (side effect: {side_effect})."
     )
 
 
+def _run_code_call(plain: CallFacts, args: Mapping[str, Any]) -> Call:
+    """RunCode without a sandbox, or with the network on, needs the user's yes every time."""
+    reason = f"RunCode {EXEC_TOOLS['RunCode']}."
+    guard = None
+    iso = isolation()
+    if not iso.isolated:
+        guard = f"RunCode cannot be isolated here ({iso.reason}): the program would run NOT isolated."
+    elif args.get("network") is True:
+        guard = "RunCode asks for network access for its program."
+    return Call(plain, "exec", guard or reason, guard=guard and f"{guard} Only the user may approve that.")
+
+
+# Config settings that widen what the agent may do (compared without case, `_`, `-` or spaces).
+_WIDENING_SETTINGS = frozenset({"mode", "defaultmode", "maxturns", "turns"})
+_WIDENING_WORDS = ("permission", "hook", "mcp", "allow", "tool", "turn", "deny", "sandbox")
+
+
 def _config_call(plain: CallFacts, args: Mapping[str, Any]) -> Call:
-    setting = str(args.get("setting", "")).strip().lower()
-    about_permissions = "permission" in setting or setting in ("mode", "defaultmode")
-    if args.get("value") is None or not about_permissions:
+    setting = str(args.get("setting", ""))
+    key = "".join(c for c in setting.casefold() if c.isalnum())
+    widening = key in _WIDENING_SETTINGS or any(word in key for word in _WIDENING_WORDS)
+    if args.get("value") is None or not widening:
         return Call(plain, "free", "")
-    guard = f"Config would change {setting} to {args.get('value')!r}: only the user may change permissions."
+    guard = (
+        f"Config would change {setting.strip()!r} to {args.get('value')!r}: a setting that widens what "
+        "the agent may do (permissions, turns, tools, hooks, MCP servers), so only the user may approve it."
+    )
     return Call(plain, "free", guard, guard=guard)
 
 

@@ -5,10 +5,12 @@
   outside it, only a path rule that names the place (`Edit(//tmp/out/**)`) allows.
 - `Bash(git diff:*)`: the command's words start with `git diff` (word boundary: not `git diffx`).
   `Bash(npm *)`: `*` matches anything; a trailing ` *` also matches `npm` alone. `Bash(npm test)`:
-  exactly that command. Compound lines are split (`&&`, `||`, `;`, `|`, `&`, newlines, and the
-  commands inside `$(...)`, backticks and `<(...)`): an allow needs every part covered, a deny or
-  ask rule hits when any part matches (also with `VAR=x` prefixes or a path on the command name
-  removed). Prefix/wildcard allow rules never cover a part that redirects output into a file.
+  exactly that command. Lines are parsed as bash (permissions_shell): every command that can run
+  counts, in compound commands, substitutions and behind wrappers (`sudo`, `bash -c`, `xargs`...).
+  An allow needs every command covered and a certain analysis; a deny or ask rule hits when any
+  command matches (also with `VAR=x` prefixes or a path on the command name removed) and, when the
+  analysis is uncertain, any run of words in the line. Allow rules never cover a command that
+  redirects output into a file (unless the rule names that exact line).
 - Paths, gitignore-style: `//abs/**` from the file system root, `~/x` from home, `/x` and `./x`
   from the workspace root (the settings file's project), `x` from the workspace and, without a
   slash, at any depth. Symlinks: allow rules must match the real path, deny/ask either one.
@@ -23,19 +25,20 @@ import functools
 import os
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
 from wcmatch import glob
 
-from goat_jupyter.permissions_shell import Subcommand, split_command
+from goat_jupyter.permissions_shell import ShellAnalysis, Subcommand, analyse
 
 RuleKind = Literal["allow", "deny", "ask"]
 
 _RULE = re.compile(r"^([A-Za-z0-9_.*-]+)(?:\((.*)\))?$", re.DOTALL)
 _GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE | glob.EXTGLOB
+_PATTERN_MAGIC = frozenset("*?[]{}()!@+|\\")
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # A name no real file has: matching `<folder>/<probe>` asks "does the rule cover this folder's files?"
 _PROBE = "\x01goat-any-file\x01"
@@ -64,16 +67,57 @@ class Anchors:
         return cls(workspace, home, Path(os.path.realpath(workspace)), Path(os.path.realpath(home)))
 
 
+# Folders with more entries than this are not listed: deny and ask path rules then match (fail closed).
+MAX_FOLDER_ENTRIES = 20_000
+
+
+class FolderWalk:
+    """What lies below a folder a call moves, replaces or deletes (POSIX paths relative to it),
+    listed once, when a deny or ask path rule first needs it. Symlinks are listed, not followed."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+
+    @classmethod
+    def of(cls, path: Path) -> FolderWalk:
+        return cls(path if path.is_dir() and not path.is_symlink() else None)
+
+    @functools.cached_property
+    def names(self) -> tuple[str, ...] | None:
+        """Every path below the folder; None when there are too many to check."""
+        found: list[str] = []
+        if self.root is None:
+            return ()
+        for folder, dirs, files in os.walk(self.root):
+            rel = Path(os.path.relpath(folder, self.root)).as_posix()
+            found += [name if rel == "." else f"{rel}/{name}" for name in (*dirs, *files)]
+            if len(found) > MAX_FOLDER_ENTRIES:
+                return None
+        return tuple(found)
+
+
 @dataclass(frozen=True)
 class Target:
-    """A path a call touches, as written (normalised) and with symlinks resolved."""
+    """A path a call touches, as written (normalised) and with symlinks resolved. `below` is set
+    when the call acts on whatever the path holds (a folder moved, deleted or replaced as a whole):
+    deny and ask rules on any path inside it then apply too."""
 
     path: Path
     real: Path
+    below: FolderWalk | None = field(default=None, compare=False)
 
     @classmethod
-    def of(cls, path: Path) -> Target:
-        return cls(path, Path(os.path.realpath(path)))
+    def of(cls, path: Path, below: FolderWalk | None = None) -> Target:
+        return cls(path, Path(os.path.realpath(path)), below)
+
+
+@dataclass(frozen=True)
+class Access:
+    """More paths of a call that deny and ask rules named `names` check (a Move's source is also
+    read and removed, so Read and Delete deny rules cover it)."""
+
+    names: tuple[str, ...]
+    paths: tuple[Target, ...]
 
 
 @dataclass(frozen=True)
@@ -90,6 +134,7 @@ class CallFacts:
     url: str | None = None
     outside: bool = False  # touches a path outside the workspace
     allow_blocked: bool = False  # no allow rule may cover it (e.g. WebFetch with POST)
+    also: tuple[Access, ...] = ()  # more (rule names, paths) that deny and ask rules check
 
 
 @functools.lru_cache(maxsize=1024)
@@ -106,6 +151,8 @@ def parse_rule(text: str) -> Rule:
 
 def rule_matches(rule: Rule, call: CallFacts, kind: RuleKind, anchors: Anchors) -> bool:
     """Whether `rule`, used as a `kind` rule, covers `call`."""
+    if kind != "allow" and any(_access_matches(rule, access, kind, anchors) for access in call.also):
+        return True
     if not _name_matches(rule.tool, call, kind):
         return False
     if kind == "allow" and call.allow_blocked:
@@ -122,6 +169,13 @@ def rule_matches(rule: Rule, call: CallFacts, kind: RuleKind, anchors: Anchors) 
     return False
 
 
+def _access_matches(rule: Rule, access: Access, kind: RuleKind, anchors: Anchors) -> bool:
+    if rule.tool not in access.names:
+        return False
+    facts = CallFacts(rule.tool, access.names, (), access.paths)
+    return rule.specifier is None or _path_rule_matches(rule.specifier, facts, kind, anchors)
+
+
 def _name_matches(rule_tool: str, call: CallFacts, kind: RuleKind) -> bool:
     if rule_tool.startswith("mcp__"):
         if rule_tool.endswith("__*"):
@@ -136,13 +190,23 @@ def _name_matches(rule_tool: str, call: CallFacts, kind: RuleKind) -> bool:
 
 
 def bash_rule_matches(spec: str, command: str, kind: RuleKind) -> bool:
-    """Allow: the whole line equals the rule, or the rule covers every subcommand. Deny/ask: any."""
-    if _collapse(spec) == _collapse(command):
-        return True
-    parts = split_command(command)
+    """Allow: the rule covers every command the line can run, and the analysis is certain.
+
+    Deny/ask: the rule covers any command; when the analysis is uncertain, also any run of words
+    anywhere in the line (`$X; rm y` hits `Bash(rm:*)` even though the parse is not trusted).
+    """
+    analysis = analyse(command)
     if kind == "allow":
-        return bool(parts) and all(_covers(spec, part, strict=True) for part in parts)
-    return any(_covers(spec, variant, strict=False) for part in parts for variant in _variants(part))
+        if not analysis.certain:
+            return False
+        return _same_commands(spec, analysis) or (
+            bool(analysis.commands) and all(_covers(spec, part, strict=True) for part in analysis.commands)
+        )
+    if _same_commands(spec, analysis) or any(
+        _covers(spec, variant, strict=False) for part in analysis.commands for variant in _variants(part)
+    ):
+        return True
+    return not analysis.certain and _covers_loose(spec, analysis.loose)
 
 
 def subcommand_allowed(spec: str, part: Subcommand) -> bool:
@@ -150,9 +214,38 @@ def subcommand_allowed(spec: str, part: Subcommand) -> bool:
     return _covers(spec, part, strict=True)
 
 
+def _same_commands(spec: str, analysis: ShellAnalysis) -> bool:
+    """An exact rule naming the same command line (`Bash(git status && git diff)`), spacing aside."""
+    if spec.endswith(":*") or "*" in spec:
+        return False
+    wanted = analyse(spec)
+    if not wanted.certain or not analysis.certain or not wanted.commands:
+        return False
+    return [_full_words(p) for p in wanted.commands] == [_full_words(p) for p in analysis.commands] and [
+        p.writes_file for p in wanted.commands
+    ] == [p.writes_file for p in analysis.commands]
+
+
+def _covers_loose(spec: str, words: tuple[str, ...]) -> bool:
+    """Whether the rule covers a command starting at any word (for lines that cannot be analysed)."""
+    for start in range(len(words)):
+        run = words[start:]
+        part = Subcommand(" ".join(run), words=run)
+        if any(_covers(spec, variant, strict=False) for variant in _variants(part)):
+            return True
+    return False
+
+
+def _full_words(part: Subcommand) -> tuple[str, ...] | None:
+    """The words of a subcommand, `VAR=value` prefixes included."""
+    if part.words:
+        return (*part.prefix, *part.words)
+    return _words(part.text)
+
+
 def _variants(part: Subcommand) -> list[Subcommand]:
     """The subcommand, and the same without `VAR=value` prefixes or a path on the command (deny/ask)."""
-    words = part.text.split()
+    words = list(_full_words(part) or part.text.split())
     bare = words
     while bare and _ENV_ASSIGNMENT.match(bare[0]):
         bare = bare[1:]
@@ -160,7 +253,7 @@ def _variants(part: Subcommand) -> list[Subcommand]:
         bare = [bare[0].rsplit("/", 1)[1], *bare[1:]]
     if bare is words or not bare:
         return [part]
-    return [part, Subcommand(" ".join(bare), part.writes_file)]
+    return [part, Subcommand(" ".join(bare), part.writes_file, tuple(bare))]
 
 
 def _covers(spec: str, part: Subcommand, *, strict: bool) -> bool:
@@ -169,20 +262,25 @@ def _covers(spec: str, part: Subcommand, *, strict: bool) -> bool:
     When `strict` (allow rules), prefix and wildcard rules never cover a command that redirects
     output into a file: `echo:*` must not allow `echo x > ~/.bashrc`.
     """
+    words = _full_words(part)
     if spec.endswith(":*"):
         if strict and part.writes_file:
             return False
-        return _prefix_matches(spec[:-2], part.text)
+        return _prefix_matches(spec[:-2], part.text, words)
     if "*" in spec:
-        return (
-            not (strict and part.writes_file) and _wildcard(spec).fullmatch(_collapse(part.text)) is not None
+        if strict and part.writes_file:
+            return False
+        pattern = _wildcard(spec)
+        joined = " ".join(words) if words is not None else None
+        return pattern.fullmatch(_collapse(part.text)) is not None or (
+            joined is not None and pattern.fullmatch(joined) is not None
         )
-    wanted, words = _words(spec), _words(part.text)
-    return wanted is not None and wanted == words
+    wanted = _words(spec)
+    return wanted is not None and wanted == words and not (strict and part.writes_file)
 
 
-def _prefix_matches(prefix: str, text: str) -> bool:
-    wanted, words = _words(prefix), _words(text)
+def _prefix_matches(prefix: str, text: str, words: tuple[str, ...] | None) -> bool:
+    wanted = _words(prefix)
     if wanted is None or words is None:
         collapsed, head = _collapse(text), _collapse(prefix)
         return collapsed == head or collapsed.startswith(head + " ")
@@ -258,35 +356,80 @@ def _path_rule_matches(spec: str, call: CallFacts, kind: RuleKind, anchors: Anch
             _under_pattern(t.real, real_base, pattern, call.search_root) for t in targets
         )
     base = anchor(spec, anchors, real=False)[0]
-    return any(
-        _under_pattern(t.path, base, pattern, call.search_root)
-        or _under_pattern(t.real, real_base, pattern, call.search_root)
-        for t in call.paths
-    )
+    return any(_target_hit(t, (base, real_base), pattern, call.search_root) for t in call.paths)
 
 
-def _under_pattern(path: Path, base: Path, pattern: str, search_root: bool) -> bool:
-    rel = relative_inside(path, base)
+def _target_hit(target: Target, bases: tuple[Path, Path], pattern: str, search_root: bool) -> bool:
+    """Deny/ask: the path as written or resolved, or (for a folder acted on as a whole) anything
+    below it, matches. Case-insensitively: on such file systems `Secrets/` is `secrets/`."""
+    pairs = [(target.path, bases[0])]
+    if (target.real, bases[1]) != pairs[0]:
+        pairs.append((target.real, bases[1]))
+    folder = search_root or target.below is not None
+    if any(_under_pattern(p, b, pattern, folder, ignore_case=True) for p, b in pairs):
+        return True
+    return target.below is not None and any(_hit_below(target.below, p, b, pattern) for p, b in pairs)
+
+
+def _hit_below(below: FolderWalk, path: Path, base: Path, pattern: str) -> bool:
+    rel = relative_inside(path, base, ignore_case=True)
+    if rel is None or not _could_match_below(pattern, rel):
+        return False
+    names = below.names
+    if names is None:
+        return True  # too much to check: fail closed
+    regex, prefix = _stem_regex(pattern), f"{rel}/" if rel else ""
+    parts = rel.split("/") if rel else []
+    folders = ["/".join(parts[: i + 1]) for i in range(len(parts))]  # the folder and those above it
+    if names and any(regex.match(folder) for folder in folders):
+        return True
+    return any(regex.match(prefix + name) for name in names)
+
+
+@functools.lru_cache(maxsize=256)
+def _stem_regex(pattern: str) -> re.Pattern[str]:
+    """The pattern alone as one regex, case-insensitive. Enough for folder listings: they hold every
+    folder too, so whatever `stem/**` covers below a listed folder, `stem` matches that folder."""
+    positive, _ = glob.translate(pattern.rstrip("/") or "**", flags=_GLOB_FLAGS | glob.IGNORECASE)
+    return re.compile("|".join(positive))
+
+
+def _could_match_below(pattern: str, rel: str) -> bool:
+    """False when the pattern's literal leading folders leave `rel` (so nothing below it matches)."""
+    head: list[str] = []
+    for segment in filter(None, pattern.split("/")):
+        if _PATTERN_MAGIC & set(segment):
+            break
+        head.append(segment.casefold())
+    return all(a == b for a, b in zip(head, rel.split("/") if rel else [], strict=False))
+
+
+def _under_pattern(
+    path: Path, base: Path, pattern: str, search_root: bool, *, ignore_case: bool = False
+) -> bool:
+    rel = relative_inside(path, base, ignore_case=ignore_case)
     if rel is None:
         return False
     candidates = [rel] if rel else []
     if search_root:
         candidates.append(f"{rel}/{_PROBE}" if rel else _PROBE)
-    matcher = _compiled(pattern)
+    matcher = _compiled(pattern, ignore_case)
     return any(matcher.match(c) for c in candidates)
 
 
 @functools.lru_cache(maxsize=512)
-def _compiled(pattern: str) -> glob.WcMatcher[str]:
+def _compiled(pattern: str, ignore_case: bool = False) -> glob.WcMatcher[str]:
     """The pattern, plus everything below what it names (gitignore: an ignored folder hides its files)."""
     stem = pattern.rstrip("/")
     patterns = [stem + "/**"] if pattern.endswith("/") else [stem, stem + "/**"]
-    return glob.compile(patterns, flags=_GLOB_FLAGS)
+    return glob.compile(patterns, flags=_GLOB_FLAGS | (glob.IGNORECASE if ignore_case else 0))
 
 
-def relative_inside(path: Path, folder: Path) -> str | None:
+def relative_inside(path: Path, folder: Path, *, ignore_case: bool = False) -> str | None:
     """`path` relative to `folder` in POSIX form ("" for the folder itself); None when outside it."""
     text, root = path.as_posix(), folder.as_posix()
+    if ignore_case:
+        text, root = text.casefold(), root.casefold()
     if text == root:
         return ""
     prefix = root if root.endswith("/") else root + "/"

@@ -23,6 +23,7 @@ from goat_jupyter.permissions import (
     suggest_rule_for,
 )
 from goat_jupyter.permissions_calls import Call
+from goat_jupyter.permissions_protected import hook_commands_of
 from goat_jupyter.settings import workspace_settings_path
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput
@@ -115,6 +116,7 @@ class RulePolicy:
             hook_decision=hook.decision if hook else None,
             hook_reason=hook.reason if hook else "",
             protected=self.protected,
+            hook_commands=hook_commands_of(session.settings.hooks),
         )
 
     def read_deny_checker(self, session: SessionState) -> ReadDenyChecker | None:
@@ -169,6 +171,8 @@ class RulePolicy:
     ) -> ApprovalRequest:
         call = self._call(tool, raw, ctx.session)
         risk: Risk = _RISKS[call.kind]
+        if call.guard and risk in ("low", "medium"):
+            risk = "high"  # changing configuration or permissions
         declared = getattr(tool, "risk", None)  # MCP tools carry a risk from their annotations
         if declared in ("low", "medium", "high", "critical"):
             risk = declared

@@ -1,4 +1,5 @@
-"""Child processes in their own process group, so a timeout or interrupt kills every descendant."""
+"""Child processes in their own process group and owner (cgroup or marker), so a timeout, interrupt or
+the kernel's death kills every descendant, `setsid` ones included."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
+
+from goat_jupyter.process_owner import Owner
+from goat_jupyter.reaper import ensure_reaper
 
 TextSink = Callable[[str], None]
 KEEP_CHARS = 200_000
@@ -136,8 +140,9 @@ class _PipeReader:
 class GroupProcess:
     """A child in a new session (its own process group) whose output pipes we read ourselves."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], owner: Owner) -> None:
         self.process = process
+        self.owner = owner
         self._readers: list[_PipeReader] = []
 
     @property
@@ -158,22 +163,26 @@ class GroupProcess:
         on_stderr: TextSink | None = None,
         env: Mapping[str, str] | None = None,
         pass_fds: Sequence[int] = (),
+        owner: Owner | None = None,
     ) -> G:
         """Start `argv` with stdin /dev/null in a new session; stderr goes to stdout unless `on_stderr`.
 
         Synchronous on purpose: nothing can interrupt it between the fork and the readers being set up.
         """
         loop = asyncio.get_running_loop()
+        ensure_reaper()
+        owner = owner or Owner.new()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe() if on_stderr is not None else (-1, out_w)
         try:
-            process = _popen(argv, cwd, env, out_w, err_w, pass_fds)
+            process = _popen(owner.wrap(list(argv)), cwd, owner.env(env), out_w, err_w, pass_fds)
         except BaseException:
             _close_quietly(out_r, err_r)
+            owner.release()
             raise
         finally:
             _close_quietly(out_w, err_w)
-        group = cls(process)
+        group = cls(process, owner)
         group._readers.append(_PipeReader(out_r, on_stdout, loop))
         if on_stderr is not None:
             group._readers.append(_PipeReader(err_r, on_stderr, loop))
@@ -210,12 +219,16 @@ class GroupProcess:
             os.close(pidfd)
         return self.process.wait()  # already exited: this only reaps it
 
+    def _live_pid(self) -> int | None:
+        """Our child's pid while it is not reaped yet (after that the number may belong to another)."""
+        return self.pid if self.process.returncode is None else None
+
     def group_alive(self) -> bool:
-        """Whether any process of the group (a background grandchild, say) is still running."""
+        """Whether any process it started (a background grandchild, say) is still running."""
         try:
             os.killpg(self.pid, 0)
         except (ProcessLookupError, PermissionError):
-            return False
+            return bool(self.owner.pids(self._live_pid()) - {self.pid})
         return True
 
     def detach_output(self) -> None:
@@ -226,20 +239,23 @@ class GroupProcess:
     def close(self) -> None:
         for reader in self._readers:
             reader.close()
+        self.owner.release()
 
     def kill(self) -> None:
-        """SIGKILL the whole group at once and stop reading; safe inside a cancellation handler."""
+        """SIGKILL the group and every process it started, stop reading; safe in a cancellation handler."""
         kill_group(self.process)
+        self.owner.kill(self._live_pid())
         self.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(KILL_REAP_S)  # SIGKILL is quick; if not, Popen reaps it later
 
     async def terminate(self, grace_s: float = TERMINATE_GRACE_S) -> None:
-        """SIGTERM the group, then SIGKILL whatever is left after a short grace period."""
+        """SIGTERM the group, then SIGKILL whatever it started that is left after a short grace period."""
         kill_group(self.process, signal.SIGTERM)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.wait_exit(), grace_s)
         kill_group(self.process, signal.SIGKILL)
+        self.owner.kill(self._live_pid())
         await self.wait_exit()
         self.close()
 

@@ -6,6 +6,7 @@ import datetime
 import platform
 from pathlib import Path
 
+from goat_jupyter.config.claude_files import instruction_files
 from goat_jupyter.state import SessionState
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
@@ -29,8 +30,7 @@ the user's kernel; never write .ipynb files with Write or Edit.
 
 def _instructions(workspace: Path) -> str:
     parts: list[str] = []
-    for name in INSTRUCTION_FILES:
-        path = workspace / name
+    for path in instruction_files(workspace):  # Claude Code's set: ~/.claude, parents, *.local.md
         try:
             text = path.read_text(encoding="utf-8")[:MAX_INSTRUCTIONS_CHARS]
         except (OSError, UnicodeDecodeError):

@@ -16,6 +16,8 @@ from goat_jupyter.kernel_tools import kernel_service
 from goat_jupyter.llm import LLMClient, llm_client_for
 from goat_jupyter.mcp import attach_mcp
 from goat_jupyter.notebook.select import live_notebook_service
+from goat_jupyter.process_owner import kill_everything
+from goat_jupyter.public.registry import custom_tools
 from goat_jupyter.session import Session, list_sessions, load_session
 from goat_jupyter.settings import PermissionMode, Settings, load_settings
 from goat_jupyter.subagents import subagent_services
@@ -73,6 +75,8 @@ class GoatRuntime:
     def _install(self, session: Session) -> None:
         self.session = session
         self.registry = default_registry(session=session)
+        for tool in custom_tools().values():  # registered from a cell (goat_jupyter.tool)
+            self.registry.register(tool)
         self._attach_services()
 
     def _attach_services(self) -> None:
@@ -168,8 +172,9 @@ class GoatRuntime:
         return self.session.settings.model_copy(update=update)
 
     def shutdown(self) -> None:
-        """Synchronous last resort at interpreter exit: kill every background process group."""
+        """Synchronous last resort at interpreter exit: kill every process goat started."""
         self.session.tasks.kill_all_now()
+        kill_everything()
 
 
 class LazyService:
@@ -186,7 +191,8 @@ class LazyService:
 
 
 def retire(session: Session) -> None:
-    """Stop a replaced session's background tasks, from sync code inside or outside a loop."""
+    """Stop a replaced session's background tasks and every process goat started, from sync code."""
+    kill_everything()  # also what ended calls left running with `&`
     if not any(task.status == "running" for task in session.tasks.all()):
         return
     try:

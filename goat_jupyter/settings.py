@@ -9,6 +9,7 @@ from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from goat_jupyter.config.claude_files import claude_permissions
 from goat_jupyter.errors import InvalidInputError
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
@@ -118,6 +119,7 @@ def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Set
     """Layer the user file, the workspace file and the environment over the defaults."""
     env = os.environ if environ is None else environ
     data = _merge(_read_json(user_settings_path()), _read_json(workspace_settings_path(workspace)))
+    data = _merge(claude_permissions(workspace), data)  # Claude Code's rules, below goat's own
     rules = data.get("permissions")
     start_mode = cast("dict[str, Any]", rules).get("defaultMode") if isinstance(rules, dict) else None
     if start_mode and "permission_mode" not in data:

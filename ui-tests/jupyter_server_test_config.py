@@ -57,3 +57,9 @@ def _disable_goat_extension() -> None:
 
 if os.environ.get("GOAT_UI_TESTS_DISABLE_GOAT") == "1":
     _disable_goat_extension()
+
+# The settings panel's endpoints (goat_jupyter.server), writing into a temporary goat home and
+# IPython folder so the tests never touch the real ~/.goat or ~/.ipython (kernels inherit both).
+c.ServerApp.jpserver_extensions = {"goat_jupyter": True}
+os.environ["GOAT_HOME"] = tempfile.mkdtemp(prefix="goat-ui-home-")
+os.environ["IPYTHONDIR"] = tempfile.mkdtemp(prefix="goat-ui-ipython-")

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import shlex
 from pathlib import Path
 
 from pydantic import Field
 
 from goat_jupyter.errors import ToolExecutionError, ToolTimeoutError
+from goat_jupyter.permissions_shell import last_command_name
 from goat_jupyter.process import OutputBuffer, ShellProcess, describe_exit, spawn_shell
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.bounding import cut_middle
@@ -30,9 +28,6 @@ EXIT_ONE_MEANINGS = {
     "[": "the condition is false",
     "find": "some paths could not be visited",
 }
-_COMMAND_PREFIXES = {"!", "builtin", "command", "env", "exec", "nice", "nohup", "sudo", "time"}
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_PUNCTUATION = "();<>|&\n"
 
 
 class BashInput(ToolInput):
@@ -62,67 +57,11 @@ def bounded_output(buffer: OutputBuffer, limit: int) -> str:
     return head + f"\n\n... [{omitted} characters ({omitted_lines} lines) omitted] ...\n\n" + tail
 
 
-def _tokens(command: str) -> list[str] | None:
-    # Non-POSIX mode keeps quotes on words, so a quoted '|' is never taken for an operator.
-    lexer = shlex.shlex(command, posix=False, punctuation_chars=_PUNCTUATION)
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: we cannot tell, so no exemption
-        return None
-
-
-def _is_redirection(token: str) -> bool:
-    return token[0] in "<>" or token.startswith("&>")
-
-
-def _is_separator(token: str) -> bool:
-    """`;`, `&&`, `|`, a newline, a parenthesis... but not redirections such as `>&` or `>|`."""
-    operator = all(ch in _PUNCTUATION for ch in token)
-    return operator and not _is_redirection(token) and any(ch in ";|&\n()" for ch in token)
-
-
-def last_command_name(command: str) -> str | None:
-    """Program name of the last simple command (`a && b | grep x` -> grep); None if unclear."""
-    tokens = _tokens(command)
-    if tokens is None:
-        return None
-    segments: list[list[str]] = [[]]
-    in_comment = False
-    for token in tokens:
-        if _is_separator(token):
-            in_comment = in_comment and "\n" not in token
-            if not in_comment and segments[-1]:
-                segments.append([])
-        elif token.startswith("#") and not segments[-1]:
-            in_comment = True
-        elif not in_comment:
-            segments[-1].append(token)
-    words = next((s for s in reversed(segments) if s), list[str]())
-    return _program_name(words)
-
-
-def _program_name(words: list[str]) -> str | None:
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if _is_redirection(word):
-            index += 2  # the operator and its target
-        elif word.isdigit() or _ASSIGNMENT.match(word) or word in _COMMAND_PREFIXES:
-            index += 1  # `2>&1`'s fd number, `LANG=C`, `time` ...
-        else:
-            name = word.strip("'\"")
-            return os.path.basename(name) or name
-    return None
-
-
 def exit_one_meaning(command: str, code: int) -> str | None:
     """Why a non-zero exit is not an error for this command, or None when it is one."""
     if code != 1:
         return None
-    name = last_command_name(command)
+    name = last_command_name(command)  # parsed: `diff <(a) <(b) > out` ends in diff
     return EXIT_ONE_MEANINGS.get(name) if name else None
 
 
@@ -188,13 +127,23 @@ async def _wait(shell: ShellProcess, timeout_ms: int, buffer: OutputBuffer) -> i
     except asyncio.TimeoutError:
         await shell.terminate()
         message = (
-            f"Command timed out after {format_duration(timeout_ms)} and was killed together with "
-            "every process it started. Output before the timeout:"
+            f"Command timed out after {format_duration(timeout_ms)} and was killed {_killed_what(shell)}"
         )
         raise ToolTimeoutError(message, output=_error_body(buffer, message)) from None
     except asyncio.CancelledError:
         shell.kill()
         raise
+
+
+def _killed_what(shell: ShellProcess) -> str:
+    """What the kill reached: with a cgroup everything; without, what carried goat's env marker."""
+    if shell.owner.cgroup is not None:
+        return "together with every process it started. Output before the timeout:"
+    return (
+        "together with every process it started that kept goat's environment marker (one that both "
+        "detached and cleared its environment, e.g. `env -i`, cannot be found without a cgroup). "
+        "Output before the timeout:"
+    )
 
 
 def _error_body(buffer: OutputBuffer, message: str, notes: list[str] | None = None) -> str:
@@ -222,8 +171,9 @@ def _finish_output(shell: ShellProcess, notes: list[str]) -> None:
     shell.detach_output()
     notes.append(
         f"Processes this command started in the background are still running (process group "
-        f"{shell.pid}; stop them with `kill -- -{shell.pid}`); their further output is discarded. "
-        "Use run_in_background to keep a command's output."
+        f"{shell.pid}: `kill -- -{shell.pid}` stops those still in it); their further output is "
+        "discarded, and `%goat reset` or the kernel's end stops them all. Use run_in_background to keep "
+        "a command's output."
     )
 
 

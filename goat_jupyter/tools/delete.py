@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import Field
 
 from goat_jupyter.errors import FileNotFoundGoatError, InvalidInputError, InvalidPathError, ToolExecutionError
+from goat_jupyter.file_lock import locked
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 
@@ -40,7 +41,13 @@ def forget_tree(reads: FileReadState, path: Path) -> int:
 
 
 def remove(path: Path, recursive: bool, reads: FileReadState) -> str:
-    """Delete and say what went; a symlink is removed itself, never followed."""
+    """Delete under the path's lock (no Write or Edit of it runs halfway through) and say what went."""
+    with locked(path):
+        return _remove(path, recursive, reads)
+
+
+def _remove(path: Path, recursive: bool, reads: FileReadState) -> str:
+    """A symlink is removed itself, never followed."""
     if path.is_symlink() or not path.is_dir():
         kind = "symlink" if path.is_symlink() else "file"
         path.unlink()

@@ -27,6 +27,7 @@ GLOB_FLAGS = (
     | wcglob.EXTGLOB
     | wcglob.DOTGLOB
 )
+_LITERAL_CHARS = re.compile(r"[\[\]()]")
 _MAGIC = re.compile(r"[*?\[\]{}()!|\\]")
 
 _PLAIN_NAME = re.compile(r"[\w.\-*?,]*(?:\{[\w.\-*?,]*\}[\w.\-*?,]*)*")
@@ -98,17 +99,36 @@ def default_lister() -> FileLister:
 
 
 def split_pattern(base: Path, pattern: str) -> tuple[Path, str]:
-    """Move the pattern's literal leading folders (and an absolute or `~` start) into the root."""
+    """Move the pattern's literal leading folders (and an absolute or `~` start) into the root.
+
+    A part with glob characters that names an existing folder (`[id]`, `(dashboard)`) is literal too,
+    and so is a last part that names an existing file."""
     if "|" in pattern:
         return base, pattern
     pattern = os.path.expanduser(pattern)
     root = Path("/") if pattern.startswith("/") else base
-    parts = pattern.lstrip("/").split("/") if pattern.startswith("/") else pattern.split("/")
+    parts = [p for p in pattern.lstrip("/").split("/")]
     literal = 0
-    while literal < len(parts) - 1 and not _MAGIC.search(parts[literal]):
+    while literal < len(parts) - 1 and _is_literal(root.joinpath(*parts[: literal + 1]), parts[literal]):
         literal += 1
     root = Path(os.path.normpath(root.joinpath(*parts[:literal]))) if literal else root
-    return root, "/".join(p for p in parts[literal:] if p not in ("", "."))
+    rest = [p for p in parts[literal:] if p not in ("", ".")]
+    if len(rest) == 1 and _MAGIC.search(rest[0]) and os.path.isfile(root / rest[0]):
+        rest = [wcglob.escape(rest[0])]
+    return root, "/".join(rest)
+
+
+def _is_literal(path: Path, part: str) -> bool:
+    return not _MAGIC.search(part) or (part not in ("**", "*") and path.is_dir())
+
+
+def every_file_below(pattern: str) -> str:
+    """`dir/**` and `**` mean every file below, as users expect (wcmatch's `**` alone matches folders)."""
+    return "|".join(_globstar_files(part) for part in pattern.split("|"))
+
+
+def _globstar_files(part: str) -> str:
+    return part + "/*" if part == "**" or part.endswith("/**") or part == "!**" else part
 
 
 def list_hint(pattern: str) -> ListHint | None:
@@ -159,6 +179,17 @@ def _translate(pattern: str) -> tuple[re.Pattern[str] | None, re.Pattern[str] | 
     return wanted, unwanted
 
 
+def matching(pattern: str, listed: list[str]) -> Callable[[str], bool]:
+    """The pattern's matcher; when its brackets and parentheses read literally name listed files
+    (`**/[id]/page.tsx`), that literal reading wins."""
+    literal = _LITERAL_CHARS.sub(r"\\\g<0>", pattern)
+    if literal != pattern and "|" not in pattern:
+        literal_match = compile_matcher(literal)
+        if any(literal_match(rel) for rel in listed):
+            return literal_match
+    return compile_matcher(pattern)
+
+
 def newest_first(paths: list[str]) -> list[tuple[float, str]]:
     """(mtime, path) pairs, most recently modified first; vanished files are dropped."""
     stamped: list[tuple[float, str]] = []
@@ -190,10 +221,11 @@ class GlobTool(Tool[GlobInput]):
         if not base.is_dir():
             raise InvalidPathError(f"{base} is a file, not a folder. Give a folder as path.")
         root, pattern = split_pattern(base, args.pattern)
-        matches = compile_matcher(pattern)
+        pattern = every_file_below(pattern)
         lister = self._lister or default_lister()
         searchable = root.is_dir() and ".git" not in root.parts  # .git is never entered
         listed = await lister(root, list_hint(pattern)) if searchable else []
+        matches = matching(pattern, listed)
         hits = [os.path.join(root, rel) for rel in listed if matches(rel)]
         hits, hidden = drop_denied(hits, str, ctx)
         ranked = await asyncio.to_thread(newest_first, hits)

@@ -15,6 +15,7 @@ from goat_jupyter.errors import (
     InvalidInputError,
     ToolExecutionError,
 )
+from goat_jupyter.file_lock import locked
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.delete import forget_tree, refuse_protected
@@ -54,6 +55,13 @@ def check_move(source: Path, target: Path, overwrite: bool) -> None:
         raise InvalidInputError(f"Cannot replace non-empty directory {target}; delete it first.")
 
 
+def locked_move(source: Path, target: Path, overwrite: bool, reads: FileReadState) -> bool:
+    """Check and move while holding both paths' locks, so no Write or Edit runs halfway through."""
+    with locked(source, target):
+        check_move(source, target, overwrite)
+        return move(source, target, reads)
+
+
 def move(source: Path, target: Path, reads: FileReadState) -> bool:
     """Do the move (across filesystems too); returns whether something was replaced."""
     replaced = os.path.lexists(target)
@@ -82,7 +90,9 @@ class MoveTool(Tool[MoveInput]):
         refuse_protected(target, ctx, "replace")
         check_move(source, target, args.overwrite)
         try:
-            replaced = await asyncio.to_thread(move, source, target, ctx.session.file_reads)
+            replaced = await asyncio.to_thread(
+                locked_move, source, target, args.overwrite, ctx.session.file_reads
+            )
         except OSError as exc:
             raise ToolExecutionError(f"Could not move {source} to {target}: {exc.strerror or exc}") from None
         message = f"Moved {source} -> {target}" + (" (replaced the existing one)" if replaced else "")

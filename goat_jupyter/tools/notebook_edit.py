@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from goat_jupyter.errors import InvalidInputError
+from goat_jupyter.file_lock import locked_async
 from goat_jupyter.notebook import CellInfo, NotebookBackend, find_cell
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.notebook_live import (
@@ -45,8 +46,15 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         path = ctx.resolve_path(args.notebook_path)
         _check_arguments(path, args)
         backend = await choose_backend(path, ctx)
-        if not backend.live:
+        if backend.live:
+            return await self._edit(path, args, ctx, backend)
+        async with locked_async(path):  # the file: no other session's write may interleave
             ctx.session.file_reads.check_writable(path)
+            return await self._edit(path, args, ctx, backend)
+
+    async def _edit(
+        self, path: Path, args: NotebookEditInput, ctx: ToolContext, backend: NotebookBackend
+    ) -> ToolOutput:
         cells = await backend.list_cells()
         target = None if args.cell_id is None else find_cell(cells, args.cell_id, where=str(path))
         if target is not None and args.edit_mode != "insert":

@@ -65,7 +65,11 @@ class ReadTool(Tool[ReadInput]):
             output = read_notebook_file(path)
         else:
             output = self._read_text(path, args)
-        reads.record(path, content_hash=path.stat().st_size <= HASH_LIMIT_BYTES)
+        meta = output.metadata
+        lines = (
+            (meta["first_line"], meta["last_line"], meta["total_lines"]) if "total_lines" in meta else None
+        )
+        reads.record(path, content_hash=path.stat().st_size <= HASH_LIMIT_BYTES, lines=lines)
         return output
 
     def _read_text(self, path: Path, args: ReadInput) -> ToolOutput:

@@ -3,22 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import shutil
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
 from goat_jupyter.errors import ToolExecutionError, ToolTimeoutError
 from goat_jupyter.process import GroupProcess, OutputBuffer, describe_exit
+from goat_jupyter.process_owner import Owner
+from goat_jupyter.sandbox import (
+    BASE_PATH,
+    Isolation,
+    SandboxSpec,
+    applied,
+    bwrap_argv,
+    isolation,
+    must_not_create,
+    remove_created,
+    sandbox_env,
+)
+from goat_jupyter.sandbox_limits import MAX_PROCESSES, limits_for
+from goat_jupyter.sandbox_seccomp import filter_fd, unix_socket_filter
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.bash import DRAIN_GRACE_S, OUTPUT_LIMIT, bounded_output
-
-MEMORY_LIMIT_BYTES = 2 << 30
-CPU_GRACE_S = 1  # the CPU-time limit is the wall-clock timeout plus this
 
 
 class RunCodeInput(ToolInput):
@@ -27,64 +39,51 @@ class RunCodeInput(ToolInput):
     args: list[str] | None = Field(default=None, description="Command-line arguments for the program.")
     env: dict[str, str] | None = Field(default=None, description="Extra environment variables.")
     timeout: int = Field(default=60, ge=1, le=600, description="Wall-clock limit in seconds.")
-
-
-@dataclass(frozen=True)
-class NetworkIsolation:
-    """How to start a process without network access here, found once per process."""
-
-    prefix: tuple[str, ...]
-    note: str
-
-    @property
-    def isolated(self) -> bool:
-        return bool(self.prefix)
-
-
-class _IsolationCache:
-    value: NetworkIsolation | None = None
-
-
-async def network_isolation() -> NetworkIsolation:
-    """A new network namespace via `unshare` when this machine allows one (detected once)."""
-    if _IsolationCache.value is None:
-        _IsolationCache.value = await _detect_isolation()
-    return _IsolationCache.value
-
-
-async def _detect_isolation() -> NetworkIsolation:
-    unshare = shutil.which("unshare")
-    if not sys.platform.startswith("linux") or unshare is None:
-        return NetworkIsolation((), "NOT isolated: the `unshare` command is not available on this system.")
-    flags = ["-n", "-rn"] if os.geteuid() == 0 else ["-rn"]
-    for flag in flags:
-        if await _succeeds([unshare, flag, "--", "true"]):
-            return NetworkIsolation(
-                (unshare, flag, "--"), f"isolated (new network namespace, unshare {flag})."
-            )
-    return NetworkIsolation(
-        (), "NOT isolated: `unshare` could not create a network namespace here (no permission)."
+    network: bool = Field(
+        default=False, description="Give the program network access (the user must approve it each time)."
     )
 
 
-async def _succeeds(argv: list[str]) -> bool:
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
-        )
-        return await asyncio.wait_for(proc.wait(), 10) == 0
-    except (OSError, asyncio.TimeoutError):
-        return False
-
-
-def sandbox_argv(args: RunCodeInput, isolation: NetworkIsolation) -> list[str]:
-    """The program under `ulimit` (CPU time, address space), inside the network namespace if any."""
+def program_argv(args: RunCodeInput) -> list[str]:
     if args.language == "python":
-        program = [sys.executable, "-c", args.code]
-    else:
-        program = ["bash", "-c", args.code, "bash"]
-    limits = f'ulimit -t {args.timeout + CPU_GRACE_S} -v {MEMORY_LIMIT_BYTES // 1024} && exec "$@"'
-    return [*isolation.prefix, "bash", "-c", limits, "goat-sandbox", *program, *(args.args or [])]
+        return [sys.executable, "-c", args.code, *(args.args or [])]
+    return ["bash", "-c", args.code, "bash", *(args.args or [])]
+
+
+@dataclass
+class Launch:
+    """Everything one run needs before it starts: the command line, its environment, its cgroup."""
+
+    argv: list[str]
+    env: dict[str, str]
+    owner: Owner
+    applied: str
+    pass_fds: tuple[int, ...] = ()
+    missing_protected: tuple[Path, ...] = ()
+
+    def close_fds(self) -> None:
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def prepare(args: RunCodeInput, workspace: Path, iso: Isolation) -> Launch:
+    """The sandboxed command (or, without isolation, the bare one under the same limits)."""
+    owner = Owner.new(max_pids=MAX_PROCESSES)
+    capped = owner.cgroup is not None
+    limits = limits_for(args.timeout, capped)
+    env = sandbox_env(args.env)
+    if not iso.isolated:
+        env["HOME"] = str(workspace)  # no private home exists outside a sandbox
+    spec = SandboxSpec(workspace, env, limits, args.network)
+    if iso.bwrap is None:
+        return Launch(limits.wrap(program_argv(args)), env, owner, applied(iso, spec, None, False))
+    missing = must_not_create(workspace)
+    program = unix_socket_filter() if not args.network else None
+    fds = (filter_fd(program),) if program is not None else ()
+    argv = bwrap_argv(iso.bwrap, spec, program_argv(args), fds[0] if fds else None)
+    report = applied(iso, spec, MAX_PROCESSES if capped else None, bool(fds))
+    return Launch(argv, {"PATH": BASE_PATH}, owner, report, fds, tuple(missing))
 
 
 @dataclass
@@ -92,7 +91,7 @@ class _Run:
     """What the program printed and how it ended, for the result layout."""
 
     args: RunCodeInput
-    isolation: NetworkIsolation
+    applied: str
     stdout: OutputBuffer
     stderr: OutputBuffer
     started: float
@@ -108,9 +107,8 @@ class _Run:
             [
                 f"Exit: {self.status}",
                 f"Duration: {self.duration_ms} ms",
-                f"Sandbox: working directory {workspace}; CPU time limit {self.args.timeout + CPU_GRACE_S} s; "
-                f"memory limit {MEMORY_LIMIT_BYTES >> 30} GiB",
-                f"Network: {self.isolation.note}",
+                f"Working directory: {workspace}",
+                self.applied,
             ]
         )
         budget = OUTPUT_LIMIT - len(header) - 200
@@ -128,37 +126,56 @@ class RunCodeTool(Tool[RunCodeInput]):
     max_output_chars = OUTPUT_LIMIT
 
     def title_for(self, args: RunCodeInput) -> str:
-        return f"Run {args.language} snippet"
+        suffix = " with network access" if args.network else ""
+        return f"Run {args.language} snippet{suffix}"
 
     async def run(self, args: RunCodeInput, ctx: ToolContext) -> ToolOutput | str:
-        run = _Run(args, await network_isolation(), OutputBuffer(), OutputBuffer(), time.perf_counter())
-
-        def on_stdout(text: str) -> None:
-            run.stdout.append(text)
-            ctx.progress(output=text)
-
-        def on_stderr(text: str) -> None:
-            run.stderr.append(text)
-            ctx.progress(output=text)
-
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(args.env or {})}
-        argv = sandbox_argv(args, run.isolation)
+        launch = prepare(args, ctx.workspace, isolation())
         try:
-            proc = GroupProcess.start(argv, ctx.workspace, on_stdout, on_stderr=on_stderr, env=env)
-        except OSError as exc:
-            raise ToolExecutionError(f"Could not start the sandboxed program: {exc}") from None
-        code = await _wait(proc, run, str(ctx.workspace))
-        proc.kill()  # the sandbox leaves nothing running behind
-        run.ended(describe_exit(code))
-        if code != 0:
-            raise ToolExecutionError(
-                f"The program failed with {run.status}.", output=run.report(str(ctx.workspace))
-            )
-        return run.report(str(ctx.workspace))
+            return await _run(args, ctx, launch)
+        finally:
+            launch.close_fds()
+            launch.owner.kill()  # the sandbox leaves nothing running behind
+            remove_created(list(launch.missing_protected))
+
+
+async def _run(args: RunCodeInput, ctx: ToolContext, launch: Launch) -> ToolOutput | str:
+    run = _Run(args, launch.applied, OutputBuffer(), OutputBuffer(), time.perf_counter())
+
+    def on_stdout(text: str) -> None:
+        run.stdout.append(text)
+        ctx.progress(output=text)
+
+    def on_stderr(text: str) -> None:
+        run.stderr.append(text)
+        ctx.progress(output=text)
+
+    try:
+        proc = GroupProcess.start(
+            launch.argv,
+            ctx.workspace,
+            on_stdout,
+            on_stderr=on_stderr,
+            env=launch.env,
+            pass_fds=launch.pass_fds,
+            owner=launch.owner,
+        )
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the code, an argument or env
+        raise ToolExecutionError(f"Could not start the sandboxed program: {exc}") from None
+    code = await _wait(proc, run, str(ctx.workspace))
+    proc.kill()
+    if removed := remove_created(list(launch.missing_protected)):
+        run.applied += f"\nRemoved what the program created at protected paths: {', '.join(removed)}"
+    run.ended(describe_exit(code))
+    if code != 0:
+        raise ToolExecutionError(
+            f"The program failed with {run.status}.", output=run.report(str(ctx.workspace))
+        )
+    return run.report(str(ctx.workspace))
 
 
 async def _wait(proc: GroupProcess, run: _Run, workspace: str) -> int:
-    """Exit code; on timeout or interrupt the whole process group is killed first."""
+    """Exit code; on timeout or interrupt every process of the run is killed first."""
     try:
         return await asyncio.wait_for(proc.wait(DRAIN_GRACE_S), run.args.timeout)
     except asyncio.TimeoutError:

@@ -108,6 +108,14 @@ def error_output(exc: GoatError, *, title: str = "") -> ToolOutput:
     return ToolOutput(text, is_error=True, title=title, metadata={"error_code": exc.code})
 
 
+def unexpected_error(tool_name: str, exc: Exception) -> ToolExecutionError:
+    """A bug or a hostile input that broke handling the call: the call did not run (or not fully)."""
+    return ToolExecutionError(
+        f"Handling this {tool_name} call failed unexpectedly ({type(exc).__name__}: {exc}); "
+        "it may not have completed. Check the arguments before retrying."
+    )
+
+
 def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
     problems: list[str] = []
     for err in exc.errors():
@@ -205,6 +213,7 @@ class Executor:
         tool = self.registry.get(call.name)
         title = call.name
         args: dict[str, Any] = {}
+        announced = False
         try:
             if tool is None:
                 raise UnknownToolError(self._unknown_tool_message(call.name))
@@ -212,10 +221,15 @@ class Executor:
             parsed = self._validate(tool, args)
             title = tool.title_for(parsed)
             self.emit(ToolStarted(call.id, tool.name, title, args, self.agent_id))
+            announced = True
             output = await self._run_checked(tool, parsed, args, call)
         except GoatError as exc:
             output = error_output(exc, title=title)
             if tool is None or not args:
+                self.emit(ToolStarted(call.id, call.name, title, args, self.agent_id))
+        except Exception as exc:  # nothing the model sends may end the run (hooks, policy, checkpoints)
+            output = error_output(unexpected_error(call.name, exc), title=title)
+            if not announced:
                 self.emit(ToolStarted(call.id, call.name, title, args, self.agent_id))
         output.title = output.title or title
         self.emit(ToolFinished(call.id, call.name, output, time.perf_counter() - started, self.agent_id))

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from pydantic import Field
 
-from goat_jupyter.errors import ConflictError, InvalidPathError, PermissionDeniedError
-from goat_jupyter.fileio import TextFormat, count_lines, os_errors, sniff_format, write_text_atomic
+from goat_jupyter.errors import ConflictError, InvalidPathError, PermissionDeniedError, ToolExecutionError
+from goat_jupyter.file_lock import locked
+from goat_jupyter.fileio import (
+    ABSENT,
+    DiskVersion,
+    TextFormat,
+    count_lines,
+    os_errors,
+    read_text,
+    sniff_format,
+    write_text_atomic,
+)
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.placeholders import refuse_placeholders
 
 
 class WriteInput(ToolInput):
@@ -36,20 +48,44 @@ def ensure_parent(path: Path) -> None:
         raise PermissionDeniedError(f"The operating system does not allow creating {path.parent}.") from None
 
 
+def refuse_folder_path(raw: str) -> None:
+    """A path ending in a separator names a folder: never turn it into a file."""
+    if raw.endswith(("/", os.sep)) or raw.endswith(("/.", "/..")):
+        raise InvalidPathError(
+            f"{raw!r} ends with '/', so it names a folder, not a file. Give the file's full path "
+            "(folder plus file name)."
+        )
+
+
 def write_file(path: Path, content: str, reads: FileReadState) -> ToolOutput:
-    """Create or replace `path` (existing files keep encoding, line endings and mode)."""
+    """Create or replace `path` under its lock (existing files keep encoding, line endings and mode)."""
+    with locked(path):
+        return _write_locked(path, content, reads)
+
+
+def _write_locked(path: Path, content: str, reads: FileReadState) -> ToolOutput:
     if path.is_dir():
         raise InvalidPathError(f"{path} is a directory; give the path of a file to write.")
-    existed = path.exists()
-    reads.check_writable(path)
+    stat = reads.check_writable(path, whole=True)
+    existed = stat is not None
     fmt = sniff_format(path) if existed else TextFormat()
+    if existed:
+        refuse_placeholders(path, content, current_text(path), "content")
     ensure_parent(path)
-    write_text_atomic(path, content, fmt)
+    write_text_atomic(path, content, fmt, expected=DiskVersion.of(stat) if stat else ABSENT)
     reads.record(path)
     lines = count_lines(content)
     verb = "Updated" if existed else "Created"
     meta = {"path": str(path), "created": not existed, "lines": lines}
     return ToolOutput(f"{verb} {path} ({lines} lines).", metadata=meta)
+
+
+def current_text(path: Path) -> str:
+    """The file's text for the placeholder check ("" when it is not text we can decode)."""
+    try:
+        return read_text(path)[0]
+    except ToolExecutionError:
+        return ""
 
 
 class WriteTool(Tool[WriteInput]):
@@ -61,6 +97,7 @@ class WriteTool(Tool[WriteInput]):
         return f"Write {args.file_path}"
 
     async def run(self, args: WriteInput, ctx: ToolContext) -> ToolOutput | str:
+        refuse_folder_path(args.file_path)
         path = ctx.resolve_path(args.file_path)
         if path.suffix.lower() == ".ipynb" and await notebook_is_open(ctx, path):
             raise ConflictError(

@@ -110,27 +110,19 @@ def current_text(path: Path) -> str | None:
 
 
 def edited_text(path: Path, before: str | None, args: dict[str, Any]) -> str:
-    """The text after an Edit, found the way Edit finds it (exact match, once or everywhere)."""
-    old = str(args.get("old_string", "")).replace("\r\n", "\n")
-    new = str(args.get("new_string", "")).replace("\r\n", "\n")
+    """The text after an Edit, found the way Edit finds it (exact match, else a unique near match)."""
+    from goat_jupyter.errors import InvalidInputError
+    from goat_jupyter.tools.edit import plan_edit
+
+    old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
     if before is None:
         if old:
             raise NoPreviewError(f"{path} does not exist, so this Edit will fail.")
-        return new
-    if not old:
-        if before.strip():
-            raise NoPreviewError(
-                f"{path} already has content and old_string is empty, so this Edit will fail."
-            )
-        return new
-    count = before.count(old)
-    if count == 0:
-        raise NoPreviewError(f"old_string was not found in {path}, so this Edit will fail.")
-    if count > 1 and not args.get("replace_all"):
-        raise NoPreviewError(
-            f"old_string occurs {count} times in {path} and replace_all is off: this Edit will fail."
-        )
-    return before.replace(old, new) if args.get("replace_all") else before.replace(old, new, 1)
+        return new.replace("\r\n", "\n")
+    try:
+        return plan_edit(before, old, new, bool(args.get("replace_all")), path)[2]
+    except InvalidInputError as exc:
+        raise NoPreviewError(f"{exc.message.split(';')[0]}, so this Edit will fail.") from None
 
 
 def notebook_change(path: Path, args: dict[str, Any]) -> tuple[str, str, str]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from goat_jupyter.errors import InvalidInputError, LLMError, ToolExecutionError
 from goat_jupyter.tools.base import ToolContext, ToolOutput
+from goat_jupyter.tools.read_formats import ShownImage, prepare_image
 from goat_jupyter.web.fetch import (
     DEFAULT_TIMEOUT_S,
     CrossHostRedirect,
@@ -60,6 +62,8 @@ class WebService:
         if isinstance(result, CrossHostRedirect):
             return ToolOutput(redirect_notice(result, args.prompt), metadata=_redirect_metadata(result))
         metadata = page_metadata(result)
+        if result.image is not None and (shown := await asyncio.to_thread(decoded_image, result.image)):
+            return image_output(result, shown, args.prompt, self.fetcher.clock(), metadata)
         if not args.prompt or result.binary or not result.text.strip():
             return ToolOutput(render_page(result, self.fetcher.clock()), metadata=metadata)
         return await self._answer(result, args.prompt, ctx, metadata)
@@ -121,6 +125,27 @@ class WebService:
         return found
 
 
+def decoded_image(raw: bytes) -> ShownImage | None:
+    """The image downscaled like Read's, or None when it cannot be decoded (then it is described)."""
+    try:
+        return prepare_image(raw)
+    except ToolExecutionError:
+        return None
+
+
+def image_output(
+    page: FetchedPage, shown: ShownImage, prompt: str | None, now: float, metadata: dict[str, Any]
+) -> ToolOutput:
+    """An image response: header lines and a description; the image itself goes as an attachment."""
+    header = page_header(page, now)
+    line = f"Image from {page.url}: {shown.describe()}."
+    note = (
+        "\n(The image is attached for you to look at; `prompt` is not applied to images.)" if prompt else ""
+    )
+    metadata["image"] = True
+    return ToolOutput(f"{header}\n\n{line}{note}", metadata=metadata, attachments=[shown.attachment(line)])
+
+
 def page_content(page: FetchedPage) -> str:
     """The page text plus notes on anything left out (the size cap, the character cut)."""
     notes: list[str] = []
@@ -138,6 +163,14 @@ def page_content(page: FetchedPage) -> str:
 
 def render_page(page: FetchedPage, now: float) -> str:
     """Header lines (URL, status, type, size, cache) and the page as Markdown or text."""
+    body = page_content(page)
+    if not page.text.strip():
+        headers = "\n".join(f"{k}: {v}" for k, v in page.headers)
+        body = f"(The response has no body.)\nResponse headers:\n{headers}"
+    return page_header(page, now) + "\n\n" + body
+
+
+def page_header(page: FetchedPage, now: float) -> str:
     lines = [f"URL: {page.url}"]
     if page.url != page.requested_url:
         lines.append(f"(redirected from {page.requested_url})")
@@ -147,11 +180,7 @@ def render_page(page: FetchedPage, now: float) -> str:
     lines.append(" · ".join(facts))
     if page.title:
         lines.append(f"Title: {page.title}")
-    body = page_content(page)
-    if not page.text.strip():
-        headers = "\n".join(f"{k}: {v}" for k, v in page.headers)
-        body = f"(The response has no body.)\nResponse headers:\n{headers}"
-    return "\n".join(lines) + "\n\n" + body
+    return "\n".join(lines)
 
 
 def redirect_notice(redirect: CrossHostRedirect, prompt: str | None) -> str:

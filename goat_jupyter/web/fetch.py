@@ -25,6 +25,8 @@ MAX_REDIRECTS = 10
 ERROR_BODY_CHARS = 2_000
 USER_AGENT = "Mozilla/5.0 (compatible; goat-jupyter WebFetch)"
 ACCEPT = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.8,*/*;q=0.5"
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"RIFF")
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset(
     {
@@ -64,6 +66,7 @@ class FetchedPage:
     headers: tuple[tuple[str, str], ...]
     fetched_at: float
     from_cache: bool = False
+    image: bytes | None = None  # the body of a complete image response, for an image attachment
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,7 @@ class WebFetcher:
             binary=kind == "binary",
             headers=tuple(response.headers.items()),
             fetched_at=self.clock(),
+            image=raw if kind == "binary" and not capped and is_image(mime, raw) else None,
         )
 
 
@@ -252,6 +256,13 @@ def classify(mime: str, raw: bytes) -> str:
         return "binary"
     start = head.lstrip()[:64].lower()
     return "html" if start.startswith((b"<!doctype html", b"<html")) else "text"
+
+
+def is_image(mime: str, raw: bytes) -> bool:
+    """An image the model can be shown: by its type, or by its first bytes when the type is vague."""
+    if mime in IMAGE_TYPES:
+        return True
+    return mime in ("", "application/octet-stream") and raw.startswith(IMAGE_MAGIC)
 
 
 def describe_binary(url: str, mime: str, size: int, capped: bool) -> str:

@@ -80,6 +80,11 @@ async def test_syntax_error_shows_bash_message(registry: Registry) -> None:
         "[ -f missing.txt ]",
         "find missing_dir",
         "LANG=C /usr/bin/grep -c zzz data.txt 2>/dev/null",
+        "diff <(echo a) <(echo b)",
+        "diff <(sort data.txt) other.txt > diff.out 2>&1",
+        "cat <<EOF | grep zzz\nalpha\nEOF",
+        "timeout 5 grep zzz data.txt",
+        "bash -c 'grep zzz data.txt'",
     ],
 )
 async def test_exit_one_of_search_and_test_commands_is_not_an_error(
@@ -94,7 +99,15 @@ async def test_exit_one_of_search_and_test_commands_is_not_an_error(
 
 @pytest.mark.parametrize(
     "command",
-    ["grep zzz data.txt; false", "grep zzz missing.txt", "grep alpha data.txt | false", "ls missing.txt"],
+    [
+        "grep zzz data.txt; false",
+        "grep zzz missing.txt",
+        "grep alpha data.txt | false",
+        "ls missing.txt",
+        "! grep alpha data.txt",
+        "grep zzz <(false) && false",
+        "if grep zzz data.txt; then :; else false; fi",
+    ],
 )
 async def test_other_failures_stay_errors(registry: Registry, tmp_path: Path, command: str) -> None:
     (tmp_path / "data.txt").write_text("alpha\n")

@@ -132,6 +132,35 @@ async def test_binary_content_is_described_not_dumped(tmp_path: Path) -> None:
     assert "PNG" not in out.content and "IHDR" not in out.content and "\x00" not in out.content
 
 
+def png_bytes(width: int, height: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(out, format="PNG")
+    return out.getvalue()
+
+
+async def test_image_response_is_an_attachment_downscaled_like_read(tmp_path: Path) -> None:
+    big = png_bytes(3000, 1000)
+    routes = {
+        "/chart.png": Reply(body=big, content_type="image/png"),
+        "/blob": Reply(body=png_bytes(40, 20), content_type="application/octet-stream"),
+    }
+    with LocalSite(routes) as site:
+        service = WebService()
+        out = await fetch(service, tmp_path, url=site.url("/chart.png"), prompt="What does it show?")
+        again = await fetch(service, tmp_path, url=site.url("/chart.png"))
+        sniffed = await fetch(service, tmp_path, url=site.url("/blob"))
+    assert not out.is_error and len(out.attachments) == 1
+    image = out.attachments[0]
+    assert image.mime_type == "image/png" and "3000x1000" in out.content and "1568x523" in out.content
+    assert "prompt" in out.content and out.metadata["image"] is True
+    assert again.attachments and "from cache" in again.content
+    assert sniffed.attachments and "40x20" in sniffed.content
+
+
 # --- caps -------------------------------------------------------------------------------------
 
 

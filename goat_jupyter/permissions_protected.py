@@ -1,0 +1,167 @@
+"""Configuration the agent never changes unasked, in any mode: settings folders, hook scripts, .mcp.json.
+
+`protected_reason(path, workspace)` says why changing `path` (creating, replacing, moving or deleting
+it) needs the user, or None. A path is protected when it is, lies inside or contains:
+- any folder named `.goat` or `.claude` and any file named `.mcp.json` (at any depth: a moved or
+  renamed folder can become the workspace's configuration),
+- the user's settings folder (`$GOAT_HOME`, `~/.goat`, `~/.claude`),
+- the workspace's `.git/hooks` and `.git/config` (git runs programs they name),
+- any file a configured hook runs (words of the hook command that name a file),
+- extra paths the host protects.
+Both the path as written and with symlinks resolved are checked; names compare case-insensitively
+and without trailing dots or spaces (case-insensitive file systems make `.GOAT` the same folder,
+Windows drops a trailing `.`). Pure apart from `realpath`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from goat_jupyter.settings import user_settings_path
+
+PROTECTED_NAMES: dict[str, str] = {
+    ".goat": "goat's settings folder",
+    ".claude": "Claude Code's settings folder",
+    ".mcp.json": "the list of MCP servers",
+}
+_PROJECT_DIR = re.compile(r"\$\{?(?:GOAT|CLAUDE)_PROJECT_DIR\}?")
+
+
+def protected_reason(
+    path: Path,
+    workspace: Path,
+    *,
+    home: Path | None = None,
+    hook_commands: Sequence[str] = (),
+    extra: Sequence[Path] = (),
+) -> str | None:
+    """Why changing `path` (or the folder it is) needs the user's approval; None when it does not.
+    A relative `path` is taken from the workspace; `~` is expanded."""
+    path = Path(workspace, os.path.expanduser(path))
+    forms, roots = _forms(path), _forms(workspace)
+    for form in forms:
+        if reason := _by_name(form, roots):
+            return f"{path} {reason}"
+    for place, label in _places(workspace, home or Path.home(), hook_commands, extra):
+        if reason := _related(forms, place, label):
+            return f"{path} {reason}"
+    return None
+
+
+def protected_inside(folder: Path, names: Sequence[str] | None) -> str | None:
+    """Why a folder holding `names` (paths relative to it; None: too many to list) is protected."""
+    if names is None:
+        return f"{folder} holds too many files to check for configuration inside it"
+    for name in names:
+        for part in name.split("/"):
+            label = PROTECTED_NAMES.get(_name_key(part))
+            if label is not None:
+                return f"{folder} contains {name}, {label}"
+    return None
+
+
+def hook_commands_of(hooks: Mapping[str, Any]) -> list[str]:
+    """Every command string in a Claude Code style hooks block (malformed parts are skipped)."""
+    commands: list[str] = []
+    for entries in hooks.values():
+        for entry in _dicts(entries):
+            for hook in _dicts(entry.get("hooks")):
+                if isinstance(command := hook.get("command"), str):
+                    commands.append(command)
+    return commands
+
+
+def _dicts(value: object) -> Iterable[dict[str, Any]]:
+    items = cast("list[Any]", value) if isinstance(value, list) else []
+    return [cast("dict[str, Any]", item) for item in items if isinstance(item, dict)]
+
+
+def _forms(path: Path) -> tuple[Path, ...]:
+    written = Path(os.path.normpath(path))
+    real = Path(os.path.realpath(written))
+    return (written,) if real == written else (written, real)
+
+
+def _by_name(path: Path, workspace_forms: Sequence[Path]) -> str | None:
+    """A protected name among the path's parts: below the workspace when the path is inside it
+    (a workspace that itself lies in a `.claude` folder does not make every file protected)."""
+    parts = path.parts
+    for root in workspace_forms:
+        if _inside(path, root) and _key(root):
+            parts = parts[len(root.parts) :]
+            break
+    for part in parts:
+        label = PROTECTED_NAMES.get(_name_key(part))
+        if label is not None:
+            where = "is" if part == path.name else "is inside"
+            return f"{where} {part}, {label}"
+    return None
+
+
+def _name_key(name: str) -> str:
+    return name.casefold().rstrip(". ") if name not in (".", "..") else name
+
+
+def _places(
+    workspace: Path, home: Path, hook_commands: Sequence[str], extra: Sequence[Path]
+) -> list[tuple[Path, str]]:
+    places = [
+        (workspace / ".goat", "goat's settings folder"),
+        (workspace / ".claude", "Claude Code's settings folder"),
+        (workspace / ".mcp.json", "the list of MCP servers"),
+        (workspace / ".git" / "hooks", "git's hook scripts (git runs them)"),
+        (workspace / ".git" / "config", "git's configuration (it can name programs git runs)"),
+        (user_settings_path().parent, "the user's goat settings folder"),
+        (home / ".goat", "the user's goat settings folder"),
+        (home / ".claude", "the user's Claude Code settings folder"),
+    ]
+    places += [
+        (script, "a script a configured hook runs") for script in hook_scripts(hook_commands, workspace)
+    ]
+    places += [(Path(p), "a file the host protects") for p in extra]
+    return places
+
+
+def _related(forms: Sequence[Path], place: Path, label: str) -> str | None:
+    for candidate in _forms(place):
+        for form in forms:
+            if _inside(form, candidate):
+                return f"is {label}" if _key(form) == _key(candidate) else f"is inside {label}"
+            if _inside(candidate, form):
+                return f"contains {candidate}, {label}"
+    return None
+
+
+def _key(path: Path) -> str:
+    return path.as_posix().casefold().rstrip("/")
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    text, root = _key(path), _key(folder)
+    return text == root or text.startswith(root + "/") or root == ""
+
+
+def hook_scripts(commands: Sequence[str], workspace: Path) -> list[Path]:
+    """The files configured hook commands name (relative words against the workspace); folders
+    (`.`, the workspace, one holding it) are left out: they would protect everything."""
+    scripts: list[Path] = []
+    for command in commands:
+        for word in _words(_PROJECT_DIR.sub(lambda _: str(workspace), command)):
+            if word.startswith("-") or not ("/" in word or "." in word):
+                continue
+            path = Path(os.path.normpath(os.path.join(workspace, os.path.expanduser(word))))
+            if not (_inside(workspace, path) or path.is_dir()):
+                scripts.append(path)
+    return scripts
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command, comments=True)
+    except ValueError:
+        return command.split()

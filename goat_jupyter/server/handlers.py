@@ -1,0 +1,126 @@
+"""REST handlers under /goat/: settings, keys (names only), model catalogue, MCP connection test.
+
+Every handler requires jupyter_server's authentication (token or login) and authorization."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, cast
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+
+from goat_jupyter.config.keys import apply_keys, key_store_path, read_keys, update_keys
+from goat_jupyter.server import user_settings
+from goat_jupyter.server.catalogue import catalogue
+from goat_jupyter.server.mcp_check import check_connection
+
+AUTH_RESOURCE = "goat"
+
+
+class GoatHandler(APIHandler):
+    auth_resource = AUTH_RESOURCE
+
+    def body(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise web.HTTPError(400, "The request body is not JSON.") from None
+        if not isinstance(data, dict):
+            raise web.HTTPError(400, "The request body must be a JSON object.")
+        return cast("dict[str, Any]", data)
+
+    def reply(self, payload: object, status: int = 200) -> None:
+        self.set_status(status)
+        self.finish(json.dumps(payload))
+
+
+class SettingsHandler(GoatHandler):
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        try:
+            self.reply(user_settings.panel_view())
+        except user_settings.SettingsFileError as exc:
+            self.reply({"errors": [{"field": "file", "message": str(exc)}]}, 409)
+
+    @web.authenticated
+    @authorized
+    def put(self) -> None:
+        update = self.body()
+        problems = user_settings.validate(update)
+        if problems:
+            self.reply({"errors": problems}, 400)
+            return
+        try:
+            self.reply(user_settings.write(update))
+        except user_settings.SettingsFileError as exc:
+            self.reply({"errors": [{"field": "file", "message": str(exc)}]}, 409)
+
+
+def key_listing() -> dict[str, Any]:
+    """Names of stored keys and where each is set; never a value."""
+    stored = read_keys()
+    return {
+        "path": str(key_store_path()),
+        "keys": [{"name": name, "stored": True} for name in sorted(stored)],
+    }
+
+
+class KeysHandler(GoatHandler):
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        self.reply(key_listing())
+
+    @web.authenticated
+    @authorized
+    def put(self) -> None:
+        """`{"set": {"NAME": "value"}, "remove": ["NAME"]}`: kernels started afterwards see them."""
+        body = self.body()
+        to_set = body.get("set", {})
+        to_remove = body.get("remove", [])
+        if not isinstance(to_set, dict) or not isinstance(to_remove, list):
+            raise web.HTTPError(400, '"set" must be an object and "remove" a list.')
+        changes: dict[str, str | None] = {str(name): None for name in cast("list[Any]", to_remove)}
+        for name, value in cast("dict[str, Any]", to_set).items():
+            if not isinstance(value, str):
+                self.reply({"errors": [{"field": name, "message": "A key's value is a string."}]}, 400)
+                return
+            changes[name] = value
+        try:
+            update_keys(changes)
+        except ValueError as exc:
+            self.reply({"errors": [{"field": "keys", "message": str(exc)}]}, 400)
+            return
+        apply_keys(override=True)  # this server's environment, inherited by kernels it starts
+        self.reply(key_listing())
+
+
+class ModelsHandler(GoatHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.reply(await asyncio.to_thread(catalogue))
+
+
+class McpTestHandler(GoatHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        body = self.body()
+        root = Path(self.settings.get("server_root_dir") or ".").expanduser()
+        self.reply(await check_connection(str(body.get("name") or "test"), body.get("server"), root))
+
+
+def handlers(base_url: str) -> list[tuple[str, type[GoatHandler]]]:
+    routes = {
+        "settings": SettingsHandler,
+        "keys": KeysHandler,
+        "models": ModelsHandler,
+        "mcp/test": McpTestHandler,
+    }
+    return [(f"{base_url.rstrip('/')}/goat/{path}", handler) for path, handler in routes.items()]

@@ -1,0 +1,209 @@
+"""Bash syntax through tree-sitter-bash: the parse tree, and what a word means once quotes are removed."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+_LANGUAGE = Language(tree_sitter_bash.language())
+_LOCAL = threading.local()  # a tree-sitter Parser must not be shared between threads
+
+_ANSI_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_ESCAPE = re.compile(
+    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
+)
+_DOUBLE_QUOTED_ESCAPE = re.compile(r"\\([$`\"\\\n])")
+_UNQUOTED_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+# Inside double quotes, an unescaped `$name`, `${`, `$(` or backtick expands (the parser should have
+# made a node of it; if it did not, the value is not literal).
+_DOUBLE_QUOTED_EXPANSION = re.compile(r"(?<!\\)(?:\\\\)*(?:\$[A-Za-z0-9_{(@*#?$!-]|`)")
+_PATTERN_CHARS = frozenset("*?[{")
+_LOOSE_SPLIT = re.compile(r"[\s;&|()<>`{}=,:\[\]$]+")
+_CONTINUATION = re.compile(rb"(\\+)\n")
+_ANSI_C_STRING = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
+_QUOTING = re.compile(r"[\"'\\]")
+
+
+@dataclass(frozen=True)
+class Word:
+    """One shell word: its value with quotes removed, or its source text when it expands at run time."""
+
+    text: str
+    literal: bool = True
+    pattern: bool = False  # an unquoted glob or brace expansion: it may become other words
+
+
+def parse(source: str) -> Node:
+    """The root node of `source` parsed as bash (never raises; errors are ERROR / missing nodes).
+
+    Line continuations are joined first, as bash does: tree-sitter-bash takes `r\\<newline>m` for
+    two words, bash for the one word `rm`.
+    """
+    data = encode(source)
+    root = _parser().parse(data).root_node
+    if b"\\\n" not in data:
+        return root
+    return _parser().parse(_join_continuations(data, root)).root_node
+
+
+def _parser() -> Parser:
+    parser: Parser | None = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = Parser(_LANGUAGE)
+        _LOCAL.parser = parser
+    return parser
+
+
+def _join_continuations(data: bytes, root: Node) -> bytes:
+    """`data` without the unquoted backslash-newline pairs (kept in '...', comments, quoted here-docs)."""
+    kept = _verbatim_spans(root)
+    cut: list[int] = []
+    for match in _CONTINUATION.finditer(data):
+        position = match.end() - 2
+        if len(match.group(1)) % 2 == 1 and not any(a <= position < b for a, b in kept):
+            cut.append(position)
+    pieces: list[bytes] = []
+    last = 0
+    for position in cut:
+        pieces.append(data[last:position])
+        last = position + 2
+    pieces.append(data[last:])
+    return b"".join(pieces)
+
+
+def _verbatim_spans(root: Node) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("raw_string", "ansi_c_string", "comment") or quoted_heredoc(node):
+            spans.append((node.start_byte, node.end_byte))
+        else:
+            stack.extend(node.children)
+    return spans
+
+
+def quoted_heredoc(node: Node) -> bool:
+    if node.type != "heredoc_body" or node.parent is None:
+        return False
+    start = next((c for c in node.parent.children if c.type == "heredoc_start"), None)
+    return start is None or bool(set(text_of(start)) & set("'\"\\"))
+
+
+def encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def text_of(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogatepass")
+
+
+def word_of(node: Node) -> Word:
+    """What `node` (a word, string, concatenation, expansion...) stands for."""
+    value = literal(node)
+    if value is None:
+        return Word(text_of(node), literal=False)
+    return Word(value, pattern=_has_pattern(node))
+
+
+def literal(node: Node) -> str | None:
+    """The value of a word without expansions (quotes and escapes removed); None when it expands."""
+    kind, raw = node.type, text_of(node)
+    if kind == "word":
+        return _UNQUOTED_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), raw)
+    if kind in ("number", "variable_name", "file_descriptor"):
+        return raw
+    if kind == "raw_string":
+        return raw[1:-1]
+    if kind == "ansi_c_string":
+        return ansi_c(raw[2:-1])
+    if kind == "string":
+        return _double_quoted(node, raw)
+    if kind == "translated_string":
+        inner = [c for c in node.named_children if c.type == "string"]
+        return literal(inner[0]) if len(inner) == 1 else None
+    if kind == "concatenation":
+        parts = [literal(child) for child in node.children]
+        return None if any(p is None for p in parts) else "".join(p or "" for p in parts)
+    return None
+
+
+def _double_quoted(node: Node, raw: str) -> str | None:
+    if any(child.type != "string_content" for child in node.named_children):
+        return None
+    inner = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else None
+    if inner is None or _DOUBLE_QUOTED_EXPANSION.search(inner):
+        return None
+    return _DOUBLE_QUOTED_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), inner)
+
+
+def _has_pattern(node: Node) -> bool:
+    """An unquoted `*`, `?`, `[` or `{` that could turn the word into other words."""
+    if node.type == "word":
+        return bool(_PATTERN_CHARS & set(_UNQUOTED_ESCAPE.sub("", text_of(node))))
+    if node.type == "concatenation":
+        return any(_has_pattern(child) for child in node.children)
+    return node.type in ("brace_expression", "extglob_pattern")
+
+
+def ansi_c(body: str) -> str:
+    """The value of `$'body'`: bash's backslash escapes (`\\n`, `\\x41`, `\\u00e9`, `\\101`, `\\cA`...)."""
+    value = _ANSI_ESCAPE.sub(_ansi_escape, body)
+    return value.split("\x00", 1)[0]  # bash ends the string at a NUL
+
+
+def _ansi_escape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    head = code[0]
+    if head in "xuU" and len(code) > 1:
+        number = int(code[1:], 16)
+        return chr(number) if number <= 0x10FFFF else ""
+    if head.isdigit():
+        return chr(int(code, 8) & 0xFF)
+    if head == "c" and len(code) == 2:
+        return chr(ord(code[1]) & 0x1F)
+    return _ANSI_SIMPLE.get(code, "\\" + code)
+
+
+def ansi_c_closes_at_end(raw: str) -> bool:
+    """Whether `$'...'` ends at its last character, as bash reads it.
+
+    tree-sitter-bash takes `$'\\\\'` followed by more text up to the next quote for one string,
+    where bash ends the string after the escaped backslash (and runs what follows).
+    """
+    index = 2
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\":
+            index += 2
+        elif char == "'":
+            return index == len(raw) - 1
+        else:
+            index += 1
+    return False
+
+
+def loose_words(source: str) -> tuple[str, ...]:
+    """A crude split of any text into words, quotes dropped: for failing closed on what cannot be parsed."""
+    text = _ANSI_C_STRING.sub(lambda m: "'" + ansi_c(m.group(1)) + "'", source)
+    text = text.replace('$"', '"').replace("\\\n", "")
+    pieces = (_QUOTING.sub("", piece) for piece in _LOOSE_SPLIT.split(text))
+    return tuple(piece for piece in pieces if piece)

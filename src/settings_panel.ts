@@ -1,0 +1,382 @@
+/**
+ * The "goat" settings panel: model picker (litellm's catalogue, which provider keys are set),
+ * permission mode, allow/ask/deny rules (validated by the server with goat's rule parser),
+ * provider keys (write-only), MCP servers with "Test connection", and autoload.
+ * Everything goes through the goat_jupyter.server endpoints under /goat/.
+ */
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+import { Widget } from '@lumino/widgets';
+
+export const OPEN_SETTINGS = 'goat:open-settings';
+
+const MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
+const RULE_LISTS = ['allow', 'ask', 'deny'] as const;
+
+interface IProblem {
+  field: string;
+  index?: number;
+  rule?: unknown;
+  server?: string;
+  message: string;
+}
+
+interface IPanelSettings {
+  model: string;
+  small_model: string;
+  permission_mode: string;
+  permissions: Record<string, string[]>;
+  mcpServers: Record<string, unknown>;
+  autoload: boolean;
+  path: string;
+}
+
+interface IProvider {
+  provider: string;
+  key_present: boolean | null;
+  missing: string[];
+}
+
+interface ICatalogue {
+  models: { id: string; provider: string }[];
+  providers: IProvider[];
+}
+
+interface IReply<T> {
+  ok: boolean;
+  status: number;
+  body: T;
+}
+
+/** One JSON request to goat's endpoints, authenticated like every JupyterLab request. */
+async function call<T>(path: string, method = 'GET', body?: unknown): Promise<IReply<T>> {
+  const settings = ServerConnection.makeSettings();
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+  }
+  const url = URLExt.join(settings.baseUrl, 'goat', path);
+  const response = await ServerConnection.makeRequest(url, init, settings);
+  const text = await response.text();
+  return { ok: response.ok, status: response.status, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  text = ''
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    node.setAttribute(key, value);
+  }
+  node.textContent = text;
+  return node;
+}
+
+function section(title: string, ...children: HTMLElement[]): HTMLElement {
+  const box = element('section', { class: 'goat-settings-section' });
+  box.append(element('h3', {}, title), ...children);
+  return box;
+}
+
+function labelled(text: string, control: HTMLElement): HTMLElement {
+  const label = element('label', { class: 'goat-settings-field' });
+  label.append(element('span', {}, text), control);
+  return label;
+}
+
+function lines(text: string): string[] {
+  return text
+    .split('\n')
+    .map(line => line.trim())
+    .filter(line => line.length > 0);
+}
+
+/** The panel widget; `load()` fills it from the server. */
+export class GoatSettingsPanel extends Widget {
+  private model = element('input', { list: 'goat-models', 'data-goat': 'model', spellcheck: 'false' });
+  private smallModel = element('input', {
+    list: 'goat-models',
+    'data-goat': 'small-model',
+    spellcheck: 'false',
+    placeholder: 'none: the main model'
+  });
+  private models = element('datalist', { id: 'goat-models' });
+  private keyStatus = element('div', { class: 'goat-settings-hint', 'data-goat': 'key-status' });
+  private mode = element('select', { 'data-goat': 'mode' });
+  private rules: Record<string, HTMLTextAreaElement> = {};
+  private ruleErrors: Record<string, HTMLElement> = {};
+  private mcp = element('textarea', { 'data-goat': 'mcp', rows: '6', spellcheck: 'false' });
+  private mcpErrors = element('div', { class: 'goat-settings-error', 'data-goat': 'mcp-error' });
+  private mcpResult = element('div', { class: 'goat-settings-hint', 'data-goat': 'mcp-result' });
+  private autoload = element('input', { type: 'checkbox', 'data-goat': 'autoload' });
+  private keyList = element('ul', { class: 'goat-settings-keys', 'data-goat': 'keys' });
+  private keyName = element('input', { placeholder: 'OPENAI_API_KEY', 'data-goat': 'key-name' });
+  private keyValue = element('input', { type: 'password', placeholder: 'value', 'data-goat': 'key-value' });
+  private status = element('div', { class: 'goat-settings-status', 'data-goat': 'status' });
+  private catalogue: ICatalogue = { models: [], providers: [] };
+
+  constructor() {
+    super();
+    this.id = 'goat-settings';
+    this.title.label = 'goat settings';
+    this.title.closable = true;
+    this.addClass('goat-settings');
+    this.build();
+  }
+
+  private build(): void {
+    for (const mode of MODES) {
+      this.mode.append(element('option', { value: mode }, mode));
+    }
+    this.model.addEventListener('input', () => this.showKeyStatus());
+    const save = element('button', { class: 'jp-mod-styled jp-mod-accept', 'data-goat': 'save' }, 'Save');
+    save.addEventListener('click', () => void this.save());
+    const ruleBoxes = RULE_LISTS.map(name => this.ruleBox(name));
+    const test = element('button', { class: 'jp-mod-styled', 'data-goat': 'mcp-test' }, 'Test connection');
+    test.addEventListener('click', () => void this.testServers());
+    const setKey = element('button', { class: 'jp-mod-styled', 'data-goat': 'key-save' }, 'Store key');
+    setKey.addEventListener('click', () => void this.storeKey());
+    const keyRow = element('div', { class: 'goat-settings-row' });
+    keyRow.append(this.keyName, this.keyValue, setKey);
+    this.node.append(
+      element('h2', {}, 'goat settings'),
+      section(
+        'Model',
+        labelled('Model', this.model),
+        this.keyStatus,
+        labelled('Small model', this.smallModel),
+        this.models
+      ),
+      section('Permissions', labelled('Permission mode', this.mode), ...ruleBoxes),
+      section(
+        'Provider keys',
+        element('div', { class: 'goat-settings-hint' }, 'Stored user-only (mode 0600); values are never shown.'),
+        this.keyList,
+        keyRow
+      ),
+      section('MCP servers', this.mcp, this.mcpErrors, test, this.mcpResult),
+      section('Kernels', this.checkbox('Load goat in every new kernel (autoload)', this.autoload)),
+      save,
+      this.status
+    );
+  }
+
+  private checkbox(text: string, control: HTMLInputElement): HTMLElement {
+    const label = element('label', { class: 'goat-settings-check' });
+    label.append(control, element('span', {}, text));
+    return label;
+  }
+
+  private ruleBox(name: string): HTMLElement {
+    const area = element('textarea', { 'data-goat': `rules-${name}`, rows: '4', spellcheck: 'false' });
+    area.placeholder = name === 'deny' ? 'Read(./secrets/**)' : 'Bash(git diff:*)';
+    this.rules[name] = area;
+    this.ruleErrors[name] = element('div', { class: 'goat-settings-error', 'data-goat': `rules-${name}-error` });
+    const box = element('div');
+    box.append(labelled(`${name} rules (one per line)`, area), this.ruleErrors[name]);
+    return box;
+  }
+
+  /** Fill the panel from the server: settings, stored key names, then the catalogue. */
+  async load(): Promise<void> {
+    const reply = await call<IPanelSettings & { errors?: IProblem[] }>('settings');
+    if (!reply.ok) {
+      this.say(reply.body.errors?.map(p => p.message).join(' ') ?? `Error ${reply.status}`, true);
+      return;
+    }
+    this.fill(reply.body);
+    await this.loadKeys();
+    const catalogue = await call<ICatalogue>('models');
+    if (catalogue.ok) {
+      this.catalogue = catalogue.body;
+      this.models.replaceChildren(
+        ...catalogue.body.models.map(m => element('option', { value: m.id }, m.provider))
+      );
+      this.showKeyStatus();
+    }
+  }
+
+  private fill(settings: IPanelSettings): void {
+    this.model.value = settings.model;
+    this.smallModel.value = settings.small_model;
+    this.mode.value = settings.permission_mode;
+    for (const name of RULE_LISTS) {
+      this.rules[name].value = (settings.permissions[name] ?? []).join('\n');
+    }
+    this.mcp.value = JSON.stringify(settings.mcpServers ?? {}, null, 2);
+    this.autoload.checked = settings.autoload;
+    this.status.title = settings.path;
+  }
+
+  private showKeyStatus(): void {
+    const id = this.model.value.trim();
+    const model = this.catalogue.models.find(m => m.id === id);
+    const provider = model ?? this.catalogue.models.find(m => id.startsWith(`${m.provider}/`));
+    const info = this.catalogue.providers.find(p => p.provider === provider?.provider);
+    if (!info) {
+      this.keyStatus.textContent = id ? 'Not in litellm\'s catalogue (any litellm model name works).' : '';
+    } else if (info.key_present) {
+      this.keyStatus.textContent = `${info.provider}: key present`;
+    } else {
+      this.keyStatus.textContent = `${info.provider}: key missing (${info.missing.join(', ') || 'unknown'})`;
+    }
+  }
+
+  private async loadKeys(): Promise<void> {
+    const reply = await call<{ keys: { name: string }[] }>('keys');
+    if (!reply.ok) {
+      return;
+    }
+    this.keyList.replaceChildren(
+      ...reply.body.keys.map(key => {
+        const item = element('li', {}, `${key.name} `);
+        const remove = element('button', { class: 'jp-mod-styled', title: `Remove ${key.name}` }, 'Remove');
+        remove.addEventListener('click', () => void this.changeKeys({ remove: [key.name] }));
+        item.append(remove);
+        return item;
+      })
+    );
+  }
+
+  private async storeKey(): Promise<void> {
+    const name = this.keyName.value.trim();
+    await this.changeKeys({ set: { [name]: this.keyValue.value } });
+  }
+
+  private async changeKeys(body: unknown): Promise<void> {
+    const reply = await call<{ errors?: IProblem[] }>('keys', 'PUT', body);
+    if (!reply.ok) {
+      this.say(reply.body.errors?.map(p => p.message).join(' ') ?? `Error ${reply.status}`, true);
+      return;
+    }
+    this.keyValue.value = '';
+    this.keyName.value = '';
+    this.say('Keys saved: kernels started from now on see them; running ones after %goat config reload.');
+    await this.loadKeys();
+    await this.load();
+  }
+
+  private collect(): Record<string, unknown> | null {
+    let servers: unknown;
+    try {
+      servers = JSON.parse(this.mcp.value.trim() || '{}');
+    } catch (error) {
+      this.mcpErrors.textContent = `Not valid JSON: ${String(error)}`;
+      return null;
+    }
+    const permissions: Record<string, string[]> = {};
+    for (const name of RULE_LISTS) {
+      permissions[name] = lines(this.rules[name].value);
+    }
+    return {
+      model: this.model.value.trim(),
+      small_model: this.smallModel.value.trim(),
+      permission_mode: this.mode.value,
+      permissions,
+      mcpServers: servers,
+      autoload: this.autoload.checked
+    };
+  }
+
+  private clearErrors(): void {
+    for (const name of RULE_LISTS) {
+      this.ruleErrors[name].textContent = '';
+    }
+    this.mcpErrors.textContent = '';
+  }
+
+  /** PUT the settings; the server validates, and nothing is written when anything is invalid. */
+  async save(): Promise<void> {
+    this.clearErrors();
+    const update = this.collect();
+    if (update === null) {
+      this.say('Not saved: fix the errors above.', true);
+      return;
+    }
+    const reply = await call<IPanelSettings & { errors?: IProblem[] }>('settings', 'PUT', update);
+    if (reply.ok) {
+      this.fill(reply.body);
+      this.say('Saved. New %%goat runs in kernels started from now on use it (running kernels: %goat config reload).');
+      return;
+    }
+    this.showProblems(reply.body.errors ?? []);
+    this.say('Not saved: fix the errors above.', true);
+  }
+
+  private showProblems(problems: IProblem[]): void {
+    const general: string[] = [];
+    for (const problem of problems) {
+      const list = problem.field.startsWith('permissions.') ? problem.field.slice(12) : '';
+      const rule = problem.rule === undefined ? '' : String(problem.rule);
+      const text = !rule || problem.message.includes(rule) ? problem.message : `${rule}: ${problem.message}`;
+      if (list && this.ruleErrors[list]) {
+        this.ruleErrors[list].append(element('div', {}, text));
+      } else if (problem.field === 'mcpServers') {
+        this.mcpErrors.append(element('div', {}, `${problem.server ?? ''}: ${problem.message}`));
+      } else {
+        general.push(`${problem.field}: ${problem.message}`);
+      }
+    }
+    if (general.length) {
+      this.status.append(element('div', { class: 'goat-settings-error' }, general.join(' ')));
+    }
+  }
+
+  private async testServers(): Promise<void> {
+    const update = this.collect();
+    if (update === null) {
+      return;
+    }
+    const servers = Object.entries(update.mcpServers as Record<string, unknown>);
+    this.mcpResult.replaceChildren(element('div', {}, servers.length ? 'Connecting…' : 'No servers configured.'));
+    const results = await Promise.all(
+      servers.map(async ([name, server]) => {
+        const reply = await call<{ ok: boolean; tools?: string[]; error?: string }>('mcp/test', 'POST', {
+          name,
+          server
+        });
+        const outcome = reply.body.ok
+          ? `connected, ${reply.body.tools?.length ?? 0} tools (${(reply.body.tools ?? []).join(', ')})`
+          : `failed: ${reply.body.error ?? reply.status}`;
+        return element('div', { class: reply.body.ok ? 'goat-settings-ok' : 'goat-settings-error' }, `${name}: ${outcome}`);
+      })
+    );
+    if (results.length) {
+      this.mcpResult.replaceChildren(...results);
+    }
+  }
+
+  private say(text: string, error = false): void {
+    this.status.replaceChildren(element('div', { class: error ? 'goat-settings-error' : 'goat-settings-ok' }, text));
+  }
+}
+
+/** Register the command that opens the panel (in the command palette under "goat"). */
+function registerSettingsPanel(app: JupyterFrontEnd, palette: ICommandPalette | null): void {
+  let panel: GoatSettingsPanel | null = null;
+  app.commands.addCommand(OPEN_SETTINGS, {
+    label: 'goat settings',
+    caption: 'Model, permissions, provider keys and MCP servers of the goat agent',
+    execute: async () => {
+      if (panel === null || panel.isDisposed) {
+        panel = new GoatSettingsPanel();
+        app.shell.add(panel, 'main');
+      }
+      app.shell.activateById(panel.id);
+      await panel.load();
+    }
+  });
+  palette?.addItem({ command: OPEN_SETTINGS, category: 'goat' });
+}
+
+export const settingsPanelPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'goat-jupyter:settings',
+  description: 'The goat settings panel (model, permissions, keys, MCP servers, autoload).',
+  autoStart: true,
+  optional: [ICommandPalette],
+  activate: registerSettingsPanel
+};

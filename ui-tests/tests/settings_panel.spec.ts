@@ -1,0 +1,112 @@
+/**
+ * The goat settings panel (issue 14): pick a model from litellm's catalogue, add a deny rule,
+ * save; a %%goat run in a kernel started afterwards uses that model and the rule blocks the read.
+ * An invalid rule shows an error in the panel and is not saved.
+ */
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+
+import {
+  expectText,
+  openNotebook,
+  outputOf,
+  putCassette,
+  putNotebook,
+  putText,
+  startCell,
+  Turn
+} from './goat-helpers';
+
+test.describe.configure({ timeout: 180_000 });
+
+// Node's process (no @types/node in ui-tests).
+declare const process: { env: Record<string, string | undefined> };
+const SHOTS = process.env.GOAT_SCREENSHOTS_DIR;
+
+async function savedSettings(page: IJupyterLabPageFixture): Promise<any> {
+  const response = await page.request.get('/goat/settings');
+  expect(response.ok()).toBe(true);
+  return response.json();
+}
+
+async function openPanel(page: IJupyterLabPageFixture) {
+  await page.evaluate(async () => {
+    await (window as any).jupyterapp.commands.execute('goat:open-settings');
+  });
+  const panel = page.locator('#goat-settings');
+  await expect(panel).toBeVisible();
+  return panel;
+}
+
+const SETUP = [
+  'from goat_jupyter.replay import start_replay',
+  'srv = start_replay("panel.json")',
+  '%load_ext goat_jupyter',
+  'print("GOAT READY")'
+].join('\n');
+
+const TURNS: Turn[] = [
+  { match: '[panel]', text: '', tool_calls: [{ name: 'Read', arguments: { file_path: 'secret.txt' } }] },
+  { match: 'permissions.deny', text: 'The panel rule kept secret.txt closed.' }
+];
+
+test('pick a model, add a deny rule, save; a new %%goat run uses both', async ({ page, tmpPath }) => {
+  const panel = await openPanel(page);
+  // The picker is fed by litellm's catalogue.
+  await expect(panel.locator('#goat-models option[value="gpt-4o-mini"]')).toHaveCount(1, { timeout: 60_000 });
+
+  // An invalid rule: shown in the panel, nothing saved.
+  const deny = panel.locator('[data-goat="rules-deny"]');
+  await deny.fill('Bash(unclosed');
+  await panel.locator('[data-goat="save"]').click();
+  await expect(panel.locator('[data-goat="rules-deny-error"]')).toContainText('Bash(unclosed');
+  await expect(panel.locator('[data-goat="status"]')).toContainText('Not saved');
+  if (SHOTS) {
+    await panel.locator('[data-goat="rules-deny-error"]').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SHOTS}/settings-invalid-rule.png` });
+  }
+  expect((await savedSettings(page)).permissions.deny).toEqual([]);
+
+  // The model from the catalogue and a valid deny rule.
+  await panel.locator('[data-goat="model"]').fill('gpt-4o-mini');
+  await expect(panel.locator('[data-goat="key-status"]')).toContainText('openai');
+  await deny.fill('Read(./secret.txt)');
+  await panel.locator('[data-goat="save"]').click();
+  await expect(panel.locator('[data-goat="status"]')).toContainText('Saved');
+  await expect(panel.locator('[data-goat="rules-deny-error"]')).toHaveText('');
+  const saved = await savedSettings(page);
+  expect(saved.model).toBe('gpt-4o-mini');
+  expect(saved.permissions.deny).toEqual(['Read(./secret.txt)']);
+
+  if (SHOTS) {
+    await panel.evaluate(node => node.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/settings-light.png` });
+    await page.theme.setDarkTheme();
+    await page.screenshot({ path: `${SHOTS}/settings-dark.png` });
+    await page.theme.setLightTheme();
+  }
+
+  // A kernel started after saving: no GOAT_MODEL, no %goat config, just the user settings.
+  await putText(page, `${tmpPath}/secret.txt`, 'TOP-SECRET-42\n');
+  await putCassette(page, `${tmpPath}/panel.json`, TURNS);
+  await putNotebook(page, `${tmpPath}/panel.ipynb`, [
+    { id: 'setup', cell_type: 'code', source: SETUP },
+    { id: 'goat', cell_type: 'code', source: '%%goat\n[panel] Show me secret.txt' },
+    { id: 'model', cell_type: 'code', source: 'print("MODEL", srv.requests[-1]["model"])' }
+  ]);
+  await openNotebook(page, `${tmpPath}/panel.ipynb`);
+  await startCell(page, 'setup');
+  await expectText(await outputOf(page, 'setup'), 'GOAT READY', 90_000);
+  await startCell(page, 'goat');
+  const goat = await outputOf(page, 'goat');
+  await expectText(goat, 'The panel rule kept secret.txt closed.');
+  await expect(goat).toContainText('Read(./secret.txt)');
+  await expect(goat).not.toContainText('TOP-SECRET-42');
+  await startCell(page, 'model');
+  await expectText(await outputOf(page, 'model'), 'MODEL gpt-4o-mini');
+
+  // Leave the server's user settings as they were for other tests.
+  const reset = await page.request.put('/goat/settings', {
+    data: { model: '', permissions: { allow: [], ask: [], deny: [] } }
+  });
+  expect(reset.ok()).toBe(true);
+});

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from goat_jupyter.context_keeper import ContextKeeper, Request
+from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.events import EventSink, Notice, RunFinished, TextDelta, TurnUsage
 from goat_jupyter.llm import AssistantTurn, LLMClient, Usage, litellm_loaded
-from goat_jupyter.prompts import system_prompt
 from goat_jupyter.session import Message, Session, as_list
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.registry import Registry
@@ -83,6 +84,7 @@ class Agent:
         system: str | None = None,
         persist_tool_use: bool = True,
         notices: Callable[[], list[str]] | None = None,
+        summarizer: LLMClient | None = None,
     ) -> None:
         self.session = session
         self.registry = registry
@@ -96,6 +98,16 @@ class Agent:
         # Where pending notices for the next turn come from (default: finished background tasks);
         # subagents pass their own (a team member's inbox) so they never take the parent's notices.
         self.notices = notices
+        self.context = ContextKeeper(
+            session,
+            registry,
+            executor.services,
+            llm,
+            emit,
+            system=system,
+            summarizer=summarizer,
+            agent_id=agent_id,
+        )
 
     async def run(self, prompt: str) -> RunResult:
         started = time.perf_counter()
@@ -104,6 +116,7 @@ class Agent:
         stop_reason = "end_turn"
         final_text = ""
         self.session.append({"role": "user", "content": self._with_notices(prompt)})
+        self._remind()
         try:
             while True:
                 if turns >= self.max_turns:
@@ -135,7 +148,7 @@ class Agent:
                     usage.cost_usd,
                     elapsed,
                     stop_reason,
-                    {"agent_id": self.agent_id},
+                    {"agent_id": self.agent_id, "cached_tokens": usage.cached_tokens},
                 )
             )
             self.session.record("run", stop_reason=stop_reason, turns=turns)
@@ -146,15 +159,16 @@ class Agent:
             return self.notices()
         return self.session.tasks.drain_notices() + self.session.drain_notes()
 
+    def _remind(self) -> None:
+        """cwd, date and mode, when they changed, follow the newest message (not the cached prefix)."""
+        if self.system is None:
+            self.context.remind_after_last()
+
     def _with_notices(self, prompt: str) -> str:
         notices = self._drain_notices()
         if not notices:
             return prompt
         return "<system-reminder>\n" + "\n".join(notices) + "\n</system-reminder>\n\n" + prompt
-
-    def _request_messages(self) -> list[Message]:
-        system = self.system if self.system is not None else system_prompt(self.session)
-        return [{"role": "system", "content": system}, *self.session.messages]
 
     async def _model_turn(self) -> AssistantTurn:
         def on_text(text: str) -> None:
@@ -167,8 +181,23 @@ class Agent:
             self.emit(
                 Notice("Loading litellm (first use in this kernel, a few seconds)…", "info", self.agent_id)
             )
-        turn = await self.llm.complete(self._request_messages(), self.registry.llm_tools(), on_text, on_retry)
-        make_call_ids_unique(turn)
+
+        def on_stall(message: str) -> None:
+            self.emit(Notice(message, "warning", self.agent_id))
+
+        request = await self.context.fit()
+        try:
+            turn = await self._send(request, on_text, on_retry, on_stall)
+        except ContextLengthError:
+            # The provider counts differently from us: compact once and try again.
+            self.emit(
+                Notice(
+                    "The model reported the request as too long for its context.", "warning", self.agent_id
+                )
+            )
+            if not await self.context.compact(before=request.tokens):
+                raise
+            turn = await self._send(await self.context.fit(), on_text, on_retry, on_stall)
         self.session.append(assistant_message(turn))
         self.session.turns += 1
         self.session.usage.add(turn.usage)
@@ -177,6 +206,9 @@ class Agent:
             prompt_tokens=turn.usage.prompt_tokens,
             completion_tokens=turn.usage.completion_tokens,
             cost_usd=turn.usage.cost_usd,
+            cached_tokens=turn.usage.cached_tokens,
+            cache_write_tokens=turn.usage.cache_write_tokens,
+            request_tokens=self.session.context.last_request_tokens,
         )
         self.emit(
             TurnUsage(
@@ -185,8 +217,20 @@ class Agent:
                 turn.usage.completion_tokens,
                 turn.usage.cost_usd,
                 self.agent_id,
+                cached_tokens=turn.usage.cached_tokens,
             )
         )
+        return turn
+
+    async def _send(
+        self,
+        request: Request,
+        on_text: Callable[[str], None],
+        on_retry: Callable[[str], None],
+        on_stall: Callable[[str], None],
+    ) -> AssistantTurn:
+        turn = await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall)
+        make_call_ids_unique(turn)
         return turn
 
     async def _run_tools(self, turn: AssistantTurn) -> None:
@@ -197,6 +241,7 @@ class Agent:
         images = image_message(outputs)
         if images is not None:
             self.session.append(images)
+        self._remind()
         notices = self._drain_notices()
         if notices:
             self.session.append(

@@ -8,6 +8,7 @@ from typing import Any
 
 from goat_jupyter.config.kernel_commands import autoload_command, reload_config
 from goat_jupyter.config.sources import describe_sources
+from goat_jupyter.context_commands import compact_now, context_status_line, show_context
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.runtime import GoatRuntime
 from goat_jupyter.session import list_sessions, summarize
@@ -26,6 +27,8 @@ HELP = f"""%goat commands:
   %goat undo                   revert the files and cells changed by the last %%goat run
   %goat mcp                    MCP servers: status, errors and tools
   %goat mcp reconnect [NAME]   reconnect every MCP server, or the one named
+  %goat context                what the next request holds (system, tools, conversation, ...) vs the window
+  %goat compact [focus]        summarise the older turns now (optionally saying what to keep)
   %goat autoload [on|off]      load goat in every new kernel (the IPython kernel configuration)
   %goat help                   this help
 %%goat [options]               run the cell body as a prompt; options:
@@ -87,6 +90,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
         f"messages {len(session.messages)}  background tasks running: {', '.join(running) or 'none'}\n"
         f"workspace {session.workspace}  cwd {session.cwd}"
     )
+    print(context_status_line(session))
     print(describe_sources(session.workspace))
 
 
@@ -125,6 +129,8 @@ def _resume(goat: GoatRuntime, args: list[str]) -> None:
         print(exc)
         return
     print(f"Resumed session {session.session_id} with {len(session.messages)} messages.")
+    if session.load_report:
+        print(session.load_report.strip())
 
 
 def _undo(goat: GoatRuntime, args: list[str]) -> None:
@@ -147,6 +153,14 @@ def _mcp(goat: GoatRuntime, args: list[str]) -> None:
     print(goat.services["mcp"].command(args))
 
 
+def _context(goat: GoatRuntime, args: list[str]) -> None:
+    show_context(goat)
+
+
+def _compact(goat: GoatRuntime, args: list[str]) -> None:
+    compact_now(goat, " ".join(args))
+
+
 def _help(goat: GoatRuntime, args: list[str]) -> None:
     print(HELP)
 
@@ -159,6 +173,8 @@ _COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
     "resume": _resume,
     "undo": _undo,
     "mcp": _mcp,
+    "context": _context,
+    "compact": _compact,
     "autoload": autoload_command,
     "help": _help,
 }

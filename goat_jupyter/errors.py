@@ -74,3 +74,7 @@ class LLMError(GoatError):
     """The model provider failed after all retries."""
 
     code = "EXECUTION_ERROR"
+
+
+class ContextLengthError(LLMError):
+    """The provider refused a request that does not fit the model's context window."""

@@ -58,6 +58,7 @@ class TurnUsage:
     completion_tokens: int
     cost_usd: float | None
     agent_id: str | None = None
+    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache
 
 
 @dataclass

@@ -52,13 +52,37 @@ def environment_facts(state: SessionState) -> str:
     return "<env>\n" + "\n".join(facts) + "\n</env>"
 
 
-def system_prompt(state: SessionState) -> str:
-    sections = [BASE_PROMPT, environment_facts(state)]
+PLAN_MODE_NOTE = (
+    "Plan mode is on: investigate with read-only tools only, then present your plan with "
+    "ExitPlanMode and wait for approval before changing anything."
+)
+
+
+def stable_facts(state: SessionState) -> str:
+    """Facts that stay the same for a whole session (the system prompt must, for prompt caching)."""
+    facts = [
+        f"Workspace root: {state.workspace}",
+        f"Platform: {platform.system()} {platform.release()}, Python {platform.python_version()}",
+    ]
+    if state.notebook_path is not None:
+        facts.append(f"Notebook open in the frontend: {state.notebook_path}")
+    return "<env>\n" + "\n".join(facts) + "\n</env>"
+
+
+def reminder(state: SessionState) -> str:
+    """What may change between turns, sent at the end of each request instead of in the prefix."""
+    lines = [
+        f"Working directory: {state.cwd}",
+        f"Today's date: {datetime.date.today().isoformat()}",
+        f"Permission mode: {state.settings.permission_mode}",
+    ]
     if state.settings.permission_mode == "plan":
-        sections.append(
-            "Plan mode is on: investigate with read-only tools only, then present your plan with "
-            "ExitPlanMode and wait for approval before changing anything."
-        )
+        lines.append(PLAN_MODE_NOTE)
+    return "\n".join(lines)
+
+
+def system_prompt(state: SessionState) -> str:
+    sections = [BASE_PROMPT, stable_facts(state)]
     instructions = _instructions(state.workspace)
     if instructions:
         sections.append(instructions)

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from goat_jupyter.agent import Agent, RunResult
-from goat_jupyter.events import EventSink
+from goat_jupyter.events import EventSink, Notice
 from goat_jupyter.hooks import HookRunner
 from goat_jupyter.kernel_tools import kernel_service
-from goat_jupyter.llm import LLMClient, RetryPolicy
+from goat_jupyter.llm import LLMClient, llm_client_for
 from goat_jupyter.mcp import attach_mcp
 from goat_jupyter.notebook.select import live_notebook_service
 from goat_jupyter.plugins.registry import custom_tools
@@ -98,6 +98,7 @@ class GoatRuntime:
         return WebService(llm_client=self.llm_client)
 
     def new_session(self) -> Session:
+        self.session.release()
         retire(self.session)
         self._install(self._fresh_session())
         return self.session
@@ -108,6 +109,7 @@ class GoatRuntime:
         matches = [p for p in saved if session_id is None or p.stem.startswith(session_id)]
         if not matches:
             raise LookupError(f"No saved session matches {session_id!r} in {self.workspace}/.goat/sessions.")
+        self.session.release()
         session = load_session(matches[0], self.workspace)
         session.settings = self.session.settings
         session.notebook_path = self.session.notebook_path
@@ -116,8 +118,7 @@ class GoatRuntime:
         return session
 
     def llm_client(self, settings: Settings) -> LLMClient:
-        retry = RetryPolicy(max_retries=settings.max_retries, base_delay_s=settings.retry_base_delay_s)
-        return LLMClient(settings.model, settings.temperature, settings.max_tokens, retry)
+        return llm_client_for(settings)
 
     async def run(self, prompt: str, options: RunOptions, emit: EventSink) -> RunResult:
         """Run one prompt; a ticker keeps the loop responsive so an interrupt lands at once."""
@@ -141,10 +142,15 @@ class GoatRuntime:
             self.llm_client(settings),
             emit,
             max_turns=settings.max_turns,
+            summarizer=llm_client_for(settings, settings.small_model or settings.model),
         )
         ticker = asyncio.ensure_future(_tick())
         try:
-            await self.services["mcp"].wait_ready()  # first turn: a few seconds for MCP servers
+
+            def notify(text: str) -> None:
+                emit(Notice(text, "info"))
+
+            await self.services["mcp"].wait_ready(notify=notify)  # the first turn sees MCP tools
             return await agent.run(prompt)
         except asyncio.CancelledError:
             await self.session.tasks.stop_all()

@@ -48,6 +48,15 @@ class Settings(BaseModel):
     max_retries: int = Field(default=4, ge=0, le=20)
     retry_base_delay_s: float = Field(default=1.0, ge=0, le=60)
     web_search_provider: str = "duckduckgo"
+    # Long sessions (issue 11): the window, when to compact, timeouts and retry bounds.
+    context_window: int | None = Field(default=None, ge=1024)  # for models litellm does not know
+    compact_at: float = Field(default=0.85, gt=0.1, le=0.95)  # share of the usable window
+    keep_recent_tokens: int = Field(default=40_000, ge=0)  # tool outputs newer than this stay whole
+    prompt_caching: bool = True
+    first_token_timeout_s: float = Field(default=120.0, gt=0)
+    idle_timeout_s: float = Field(default=60.0, gt=0)
+    max_retry_after_s: float = Field(default=120.0, ge=0)
+    max_retry_wait_s: float = Field(default=300.0, ge=0)
     model_aliases: dict[str, str] = Field(default_factory=dict)
     permissions: PermissionRules = Field(default_factory=PermissionRules)
     hooks: dict[str, Any] = Field(default_factory=dict)

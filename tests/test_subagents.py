@@ -28,12 +28,11 @@ from tests.process_helpers import wait_all_gone
 
 PARENT = "PARENT-PROMPT"
 SUBAGENT_NEVER = {"Agent", "AskUserQuestion", "ExitPlanMode", "TaskOutput", "TaskStop"}
+# No MCP server is configured here, so the MCP resource tools are not offered (issue 11).
 READ_ONLY_TOOLS = [
     "Read",
     "Glob",
     "Grep",
-    "ListMcpResources",
-    "ReadMcpResource",
     "TodoWrite",
     "WebFetch",
     "WebSearch",

@@ -57,17 +57,18 @@ class McpTimeouts:
     connect_s: float = 30.0
     call_s: float = 300.0
     request_s: float = 30.0
-    first_turn_wait_s: float = 5.0
+    first_turn_wait_s: float = 30.0  # the first turn waits as long as connecting may take
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> McpTimeouts:
         """Claude Code's MCP_TIMEOUT / MCP_TOOL_TIMEOUT (ms), plus GOAT_MCP_STARTUP_WAIT_MS."""
         env = os.environ if environ is None else environ
         defaults = cls()
+        connect_s = _millis(env.get("MCP_TIMEOUT"), defaults.connect_s)
         return cls(
-            connect_s=_millis(env.get("MCP_TIMEOUT"), defaults.connect_s),
+            connect_s=connect_s,
             call_s=_millis(env.get("MCP_TOOL_TIMEOUT"), defaults.call_s),
-            first_turn_wait_s=_millis(env.get("GOAT_MCP_STARTUP_WAIT_MS"), defaults.first_turn_wait_s),
+            first_turn_wait_s=_millis(env.get("GOAT_MCP_STARTUP_WAIT_MS"), connect_s),
         )
 
 

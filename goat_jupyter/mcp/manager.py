@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,8 +91,13 @@ class McpManager:
                 conn.start()
         return True
 
-    async def wait_ready(self, timeout_s: float | None = None) -> None:
-        """Only the first time: wait up to `timeout_s` for servers still connecting, then go on."""
+    async def wait_ready(
+        self, timeout_s: float | None = None, notify: Callable[[str], None] | None = None
+    ) -> None:
+        """Only the first time: wait up to `timeout_s` for servers still connecting, then go on.
+
+        `notify` gets one line naming the servers waited for, and one naming each that failed.
+        """
         self.start()
         if self._waited:
             return
@@ -100,7 +105,19 @@ class McpManager:
         budget = self.timeouts.first_turn_wait_s if timeout_s is None else timeout_s
         connecting = [conn for conn in self.connections.values() if conn.status == "connecting"]
         if connecting and budget > 0:
+            if notify is not None:
+                names = ", ".join(conn.name for conn in connecting)
+                notify(f"Waiting up to {budget:g} s for MCP servers to start: {names}…")
             await _wait_all([conn.wait_settled(None) for conn in connecting], budget)
+        if notify is not None:
+            self._report_failures(notify)
+
+    def _report_failures(self, notify: Callable[[str], None]) -> None:
+        for conn in self.connections.values():
+            if conn.status == "failed":
+                notify(f"MCP server '{conn.name}' is not available: {conn.error} (going on without it).")
+            elif conn.status == "connecting":
+                notify(f"MCP server '{conn.name}' is still starting; its tools come once it is ready.")
 
     def _on_status(self, conn: ServerConnection) -> None:
         registry = self._registry

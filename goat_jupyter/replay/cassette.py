@@ -20,9 +20,11 @@ Each turn answers one chat-completions request. A turn is one of:
   characters / 4 when absent), ``finish_reason`` (default ``"tool_calls"`` when there are tool
   calls, else ``"stop"``), ``delay_s`` (wait before answering), ``chunk_delay_s`` (wait between
   streamed chunks), ``cut_stream: true`` (send part of the answer, then close the connection
-  without ``[DONE]``, to exercise retries);
-- an error: ``{"error": {"status": 429, "message": "...", "retry_after"?: seconds}}``, answered
-  with that HTTP status and an OpenAI-style error body (and a ``Retry-After`` header).
+  without ``[DONE]``, to exercise retries), ``stall_after: N`` with ``stall_s`` (send N stream
+  chunks, then nothing for ``stall_s`` seconds, then close: a provider that hangs mid-stream);
+- an error: ``{"error": {"status": 429, "message": "...", "retry_after"?: seconds,
+  "retry_after_ms"?: milliseconds}}``, answered with that HTTP status and an OpenAI-style error
+  body (and ``Retry-After`` / ``retry-after-ms`` headers).
 
 Any turn may carry ``match``: the turn is only used for a request whose messages contain that
 substring (in their JSON form or in any message's text), so concurrent requests (subagents,
@@ -89,6 +91,8 @@ class ResponseTurn(_Strict):
     delay_s: float = Field(default=0.0, ge=0)
     chunk_delay_s: float = Field(default=0.0, ge=0)
     cut_stream: bool = False
+    stall_after: int | None = Field(default=None, ge=0)
+    stall_s: float = Field(default=0.0, ge=0)
     note: str | None = None
 
     def resolved_finish_reason(self) -> str:
@@ -102,6 +106,7 @@ class ErrorSpec(_Strict):
     status: int = Field(ge=400, le=599)
     message: str = "Scripted error from the replay server."
     retry_after: float | None = Field(default=None, ge=0)
+    retry_after_ms: int | None = Field(default=None, ge=0)
 
 
 class ErrorTurn(_Strict):

@@ -17,11 +17,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
 
+from goat_jupyter.replay.anthropic_wire import PromptCache, anthropic_error, message_events, message_json
 from goat_jupyter.replay.cassette import AnyTurn, CassetteLike, ErrorTurn, to_cassette
 from goat_jupyter.replay.player import NoTurnError, ScriptPlayer, TurnSource, last_user_text
-from goat_jupyter.replay.wire import Reply, completion_json, error_json, sse_event, stream_chunks
+from goat_jupyter.replay.wire import (
+    Reply,
+    completion_json,
+    error_json,
+    estimate_tokens,
+    sse_event,
+    stream_chunks,
+)
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+MESSAGES_PATHS = ("/v1/messages", "/messages", "/v1/v1/messages")  # Anthropic's Messages API
 DEFAULT_MODEL = "replay"
 
 
@@ -50,10 +59,17 @@ class ReplayServer:
         host: str = "127.0.0.1",
         source: TurnSource | None = None,
         log: Callable[[str], None] | None = None,
+        context_limit: int | None = None,
     ) -> None:
         self.source: TurnSource = source or ScriptPlayer(to_cassette(script))
+        # Refuse (HTTP 400, like the providers) any request estimated above this many tokens.
+        self.context_limit = context_limit
+        self.prompt_cache = PromptCache()
+        self.stopping = threading.Event()  # wakes handlers that are stalling on purpose
         self.host, self.port = host, port
         self.requests: list[dict[str, Any]] = []
+        self.request_times: list[float] = []  # time.monotonic() of each request, for timing tests
+        self.stall_times: list[float] = []  # when each scripted stall began (the last chunk was sent)
         self.log = log
         self._httpd: _HTTPServer | None = None
         self._url: str | None = None  # kept after stop() for messages and assertions
@@ -85,6 +101,7 @@ class ReplayServer:
         """Bind, serve in a daemon thread, and return the base URL."""
         if self._httpd is not None:
             return self.url
+        self.stopping.clear()
         httpd = _HTTPServer((self.host, self.port), _Handler)
         httpd.replay, httpd.open_sockets = self, set()
         self._httpd, self.port = httpd, httpd.server_address[1]
@@ -100,6 +117,7 @@ class ReplayServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
+        self.stopping.set()
         httpd.shutdown()
         httpd.server_close()
         with self._sockets_lock:
@@ -184,6 +202,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path in MESSAGES_PATHS:
+            self._messages_api()
+            return
         if path not in CHAT_PATHS:
             self._send_json(404, error_json(404, f"goat replay: no such endpoint POST {path}"))
             return
@@ -193,6 +214,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, error_json(400, f"goat replay: request body is not JSON: {exc}"))
             return
         self.replay.requests.append(request)
+        self.replay.request_times.append(time.monotonic())
+        if self._too_long(request):
+            return
         try:
             picked = self.replay.source.pick(request)
         except NoTurnError as exc:
@@ -203,13 +227,65 @@ class _Handler(BaseHTTPRequestHandler):
         self.replay.note(f"turn {picked.index} answered (last user message: {user_text!r})")
         self._answer(picked.turn, picked.index, request)
 
+    def _too_long(self, request: dict[str, Any]) -> bool:
+        """Answer a provider's context-length error when the request passes the server's limit."""
+        limit = self.replay.context_limit
+        if limit is None:
+            return False
+        size = request_size(request)
+        if size <= limit:
+            return False
+        message = (
+            f"This model's maximum context length is {limit} tokens. However, your messages "
+            f"resulted in {size} tokens. Please reduce the length of the messages."
+        )
+        self.replay.note(f"refused a request of {size} tokens (limit {limit})")
+        self._send_json(400, error_json(400, message, code="context_length_exceeded"))
+        return True
+
+    def _messages_api(self) -> None:
+        """Anthropic's `POST /v1/messages`: the same scripted turns in Anthropic's wire format."""
+        try:
+            request = self._read_json()
+        except ValueError as exc:
+            self._send_json(400, anthropic_error(400, f"goat replay: request body is not JSON: {exc}"))
+            return
+        self.replay.requests.append(request)
+        self.replay.request_times.append(time.monotonic())
+        try:
+            picked = self.replay.source.pick(request)
+        except NoTurnError as exc:
+            self._send_json(400, anthropic_error(400, str(exc)))
+            return
+        turn = picked.turn
+        if turn.delay_s:
+            time.sleep(turn.delay_s)
+        if isinstance(turn, ErrorTurn):
+            self._send_json(
+                turn.error.status,
+                anthropic_error(turn.error.status, turn.error.message),
+                _error_headers(turn),
+            )
+            return
+        reply = Reply(
+            turn, picked.index, self.replay.model or str(request.get("model") or DEFAULT_MODEL), request
+        )
+        usage = self.replay.prompt_cache.usage(request)
+        if not request.get("stream"):
+            self._send_json(200, message_json(reply, usage))
+            return
+        self._start_response(
+            200, "text/event-stream", {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"}
+        )
+        self._write_chunk(b"".join(message_events(reply, usage)))
+        self.wfile.write(b"0\r\n\r\n")
+
     def _answer(self, turn: AnyTurn, index: int, request: dict[str, Any]) -> None:
         if turn.delay_s:
             time.sleep(turn.delay_s)
         if isinstance(turn, ErrorTurn):
             spec = turn.error
-            headers = {} if spec.retry_after is None else {"Retry-After": f"{spec.retry_after:g}"}
-            self._send_json(spec.status, error_json(spec.status, spec.message), headers)
+            self._send_json(spec.status, error_json(spec.status, spec.message), _error_headers(turn))
             return
         model = self.replay.model or str(request.get("model") or DEFAULT_MODEL)
         reply = Reply(turn, index, model, request)
@@ -239,6 +315,9 @@ class _Handler(BaseHTTPRequestHandler):
             200, "text/event-stream", {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"}
         )
         delay = reply.turn.chunk_delay_s
+        if reply.turn.stall_after is not None:
+            self._stall(reply, chunks)
+            return
         if delay:
             for number, chunk in enumerate(chunks):
                 time.sleep(delay if number else 0)
@@ -250,6 +329,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._write_chunk(sse_event("[DONE]"))
         self.wfile.write(b"0\r\n\r\n")
+
+    def _stall(self, reply: Reply, chunks: Iterator[dict[str, Any]]) -> None:
+        """Send `stall_after` chunks, then go quiet for `stall_s` seconds and drop the connection."""
+        for number, chunk in enumerate(chunks):
+            if number >= (reply.turn.stall_after or 0):
+                break
+            self._write_chunk(sse_event(chunk))
+        self.wfile.flush()
+        self.replay.stall_times.append(time.monotonic())
+        self.replay.stopping.wait(reply.turn.stall_s)
+        self.close_connection = True
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -278,3 +368,19 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_bytes(
             status, json.dumps(payload, ensure_ascii=False).encode(), "application/json", headers
         )
+
+
+def _error_headers(turn: ErrorTurn) -> dict[str, str]:
+    spec = turn.error
+    headers: dict[str, str] = {}
+    if spec.retry_after is not None:
+        headers["Retry-After"] = f"{spec.retry_after:g}"
+    if spec.retry_after_ms is not None:
+        headers["retry-after-ms"] = str(spec.retry_after_ms)
+    return headers
+
+
+def request_size(request: dict[str, Any]) -> int:
+    """The server's token estimate of a request (characters / 4 of its messages and tools)."""
+    text = json.dumps(request.get("messages", []), ensure_ascii=False)
+    return estimate_tokens(text + json.dumps(request.get("tools", []), ensure_ascii=False))

@@ -138,6 +138,9 @@ def footer_text(event: RunFinished) -> str:
     subagents = event.extra.get("subagent_tokens")
     if isinstance(subagents, int) and subagents:
         parts[-1] += f", {subagents:,} by subagents"
+    cached = event.extra.get("cached_tokens")
+    if isinstance(cached, int) and cached:
+        parts.append(f"{cached:,} cached")
     if event.cost_usd is not None:
         parts.append(format_cost(event.cost_usd))
     parts.append(format_seconds(event.elapsed_s))

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
+from goat_jupyter.config.files import write_atomically
 from goat_jupyter.permissions import (
     Decision,
     PermissionContext,
@@ -254,21 +252,8 @@ def save_allow_rule(workspace: Path, rule: str) -> Path:
     rules = cast("list[Any]", allow)
     if rule not in rules:
         rules.append(rule)
-    _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", 0o644)
     return path
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 class StdinApprover:

@@ -71,6 +71,10 @@ class World:
         self.session: SessionState = registry.session
         self.session.settings = load_settings(self.ws)
         self.session.settings.permission_mode = mode
+        # The model has "read" every file, so the tools' own checks (read-before-write) pass and only
+        # the permission system stands between a hostile call and the file.
+        for name in files:
+            self.session.file_reads.record(Path(os.path.normpath(self.ws / name)))
         self.executor = Executor(registry, self.session, policy=RulePolicy(approver))
         self.registry = registry
         self.before = snapshot(root)

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.timeout(300)
 LONG_COMMAND = "echo " + " ".join(f"argument-number-{i}" for i in range(20)) + " > long.txt"
 INSERTED = "print('inserted by goat')"
 TURNS = [
-    tool_turn("Read", {"file_path": "notes.txt", "limit": 2}),
+    tool_turn("Read", {"file_path": "notes.txt", "limit": 2}),  # its hint for the model stays out of view
+    tool_turn("Read", {"file_path": "notes.txt"}),  # the whole file: Write refuses after a partial Read
     tool_turn("Write", {"file_path": "notes.txt", "content": "rewritten line\n"}),
     tool_turn(
         "NotebookEdit",

@@ -15,11 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
+from goat_jupyter.policy import RulePolicy
 from goat_jupyter.settings import load_settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput
 from goat_jupyter.tools.runner import Executor, HookOutcome, NoHooks
+from tests.test_hostile_model import DenyingApprover
 
 CALL_LIMIT_S = 10.0
 FUZZ = settings(
@@ -82,15 +83,6 @@ def arguments_for(tool: Tool[Any]) -> st.SearchStrategy[dict[str, Any]]:
     known = st.fixed_dictionaries({}, optional=fields) if fields else st.just({})
     extra = st.dictionaries(hostile_text, values, max_size=2)
     return st.one_of(known, known, st.builds(lambda a, b: {**b, **a}, known, extra))
-
-
-class DenyingApprover:
-    def __init__(self) -> None:
-        self.requests: list[ApprovalRequest] = []
-
-    async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
-        self.requests.append(request)
-        return ApprovalAnswer("deny")
 
 
 class EchoMcpClient:

@@ -9,7 +9,6 @@ from pathlib import Path
 from goat_jupyter.config.claude_files import instruction_files
 from goat_jupyter.state import SessionState
 
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTIONS_CHARS = 20_000
 
 BASE_PROMPT = """You are goat, an agent that works inside a Jupyter notebook. The user talks to you from a \

@@ -25,12 +25,12 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from goat_jupyter.agent import Agent
-from goat_jupyter.compaction import COMPACTION_MARKER
-from goat_jupyter.context import message_tokens, request_tokens
-from goat_jupyter.llm import LLMClient, RetryPolicy, _import_litellm  # pyright: ignore[reportPrivateUsage]
+from goat_jupyter.agent.compaction import COMPACTION_MARKER
+from goat_jupyter.agent.context import message_tokens, request_tokens
+from goat_jupyter.agent.llm import LLMClient, RetryPolicy, _import_litellm  # pyright: ignore[reportPrivateUsage]
+from goat_jupyter.agent.loop import Agent
+from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer
-from goat_jupyter.session import Session
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.runner import Executor
 

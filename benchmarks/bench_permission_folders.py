@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from goat_jupyter.permissions import PermissionContext, evaluate
+from goat_jupyter.permissions.engine import PermissionContext, evaluate
 
 TARGET_RATIO = 4.0
 RULE_SETS = {

@@ -18,7 +18,7 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from goat_jupyter.permissions_shell import analyse
+from goat_jupyter.permissions.shell import analyse
 
 OLD_COMMIT = "c6b3e64"  # main before the tree-sitter analysis
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +49,7 @@ COMMANDS = [
 
 def old_splitter() -> Callable[[str], object]:
     source = subprocess.run(
-        ["git", "show", f"{OLD_COMMIT}:goat_jupyter/permissions_shell.py"],
+        ["git", "show", f"{OLD_COMMIT}:goat_jupyter/permissions/shell.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,

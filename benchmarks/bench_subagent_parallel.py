@@ -30,14 +30,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # runnable from a checkout, uninstalled
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from goat_jupyter.agent import Agent
-from goat_jupyter.events import Event, ToolFinished, ToolStarted
-from goat_jupyter.llm import LLMClient, RetryPolicy
+from goat_jupyter.agent.llm import LLMClient, RetryPolicy
+from goat_jupyter.agent.loop import Agent
+from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer
-from goat_jupyter.session import Session
 from goat_jupyter.settings import Settings
 from goat_jupyter.subagents import subagent_services
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.events import Event, ToolFinished, ToolStarted
 from goat_jupyter.tools.runner import Executor
 
 PATTERNS = ("def __init__", "import os", "return None", "raise ValueError")

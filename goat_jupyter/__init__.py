@@ -23,7 +23,7 @@ _PUBLIC_API = ("tool", "hook", "approver", "unregister_tool")
 def __getattr__(name: str) -> Any:
     """The public API (goat_jupyter.tool, .hook, .approver) loads on first use: %load_ext stays light."""
     if name in _PUBLIC_API:
-        from goat_jupyter.extension import wait_for_agent_import
+        from goat_jupyter.kernel.extension import wait_for_agent_import
 
         wait_for_agent_import()  # the warm-up thread may be importing the same modules right now
         from goat_jupyter import api
@@ -34,33 +34,33 @@ def __getattr__(name: str) -> Any:
 
 def load_ipython_extension(ip: Any) -> None:
     """Register %%goat / %goat; the agent and litellm warm up on a background thread."""
-    from goat_jupyter import extension
+    from goat_jupyter.kernel import extension
 
     extension.load(ip)
 
 
 def unload_ipython_extension(ip: Any) -> None:
-    from goat_jupyter import extension
+    from goat_jupyter.kernel import extension
 
     extension.unload(ip)
 
 
 async def _run(line: str, body: str) -> None:  # pyright: ignore[reportUnusedFunction]
     """The target of the %%goat cell rewrite: `await goat_jupyter._run(line, body)`."""
-    from goat_jupyter.extension import await_agent_import
+    from goat_jupyter.kernel.extension import await_agent_import
 
     await await_agent_import()
-    from goat_jupyter import magic
+    from goat_jupyter.kernel import magic
 
     await magic.run_cell(line, body)
 
 
 async def _undo() -> None:  # pyright: ignore[reportUnusedFunction]
     """The target of the `%goat undo` rewrite."""
-    from goat_jupyter.extension import await_agent_import
+    from goat_jupyter.kernel.extension import await_agent_import
 
     await await_agent_import()
-    from goat_jupyter.checkpoint_run import undo_last
+    from goat_jupyter.kernel.checkpoint_run import undo_last
 
     await undo_last()
 

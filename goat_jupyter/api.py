@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any, overload
 
-from goat_jupyter.hooks_exec import HOOK_EVENTS, HookEvent, HookFunction
+from goat_jupyter.permissions.hooks_exec import HOOK_EVENTS, HookEvent, HookFunction
 from goat_jupyter.plugins.function_tool import FunctionTool, ToolFunction, function_tool
 from goat_jupyter.plugins.registry import ApproverFunction, custom_tools, set_approver_function
 
@@ -69,7 +69,7 @@ def tool(
 def unregister_tool(name: str) -> None:
     """Withdraw a tool registered with `tool` (built-in tools cannot be removed)."""
     if custom_tools().pop(name, None) is not None:
-        from goat_jupyter import magic
+        from goat_jupyter.kernel import magic
 
         magic.runtime().registry.unregister(name)
 
@@ -82,7 +82,7 @@ def hook(event: HookEvent, matcher: str = "") -> Callable[[HookFunction], HookFu
         raise ValueError(f"Unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}.")
 
     def register(fn: HookFunction) -> HookFunction:
-        from goat_jupyter import magic
+        from goat_jupyter.kernel import magic
 
         magic.runtime().hooks.register(event, matcher, fn)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
         return fn
@@ -99,6 +99,6 @@ def approver(fn: ApproverFunction | None) -> ApproverFunction | None:
 
 
 def _runtime_registry_add(made: FunctionTool) -> None:
-    from goat_jupyter import magic
+    from goat_jupyter.kernel import magic
 
     magic.runtime().registry.register(made)

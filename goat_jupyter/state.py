@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from goat_jupyter.errors import ConflictError
+from goat_jupyter.processes.tasks import TaskManager
 from goat_jupyter.settings import Settings
-from goat_jupyter.tasks import TaskManager
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goat_jupyter.agent import Agent
-from goat_jupyter.events import Event
-from goat_jupyter.llm import LLMClient, RetryPolicy
-from goat_jupyter.session import Session
+from goat_jupyter.agent.llm import LLMClient, RetryPolicy
+from goat_jupyter.agent.loop import Agent
+from goat_jupyter.agent.session import Session
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.events import Event
 from goat_jupyter.tools.runner import Executor
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from goat_jupyter.agent.session import load_session
 from goat_jupyter.errors import LLMError
-from goat_jupyter.events import Notice, RunFinished, TextDelta, ToolFinished, TurnUsage
 from goat_jupyter.replay import ReplayServer
-from goat_jupyter.session import load_session
+from goat_jupyter.tools.events import Notice, RunFinished, TextDelta, ToolFinished, TurnUsage
 from tests.agent_helpers import assert_history_valid, make_agent, text_turn, tool_turn
 
 

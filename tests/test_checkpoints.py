@@ -13,11 +13,11 @@ import nbformat
 import pytest
 import pytest_asyncio
 
-from goat_jupyter.checkpoints import Checkpoints, RunCheckpoint
+from goat_jupyter.agent.session import Session
+from goat_jupyter.checkpoints.store import Checkpoints, RunCheckpoint
 from goat_jupyter.notebook.comm_bridge import CommBridge
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.replay import ReplayServer
-from goat_jupyter.session import Session
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.runner import Executor, ToolCall
 from tests.agent_helpers import text_turn, tool_turn

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from goat_jupyter.agent.prompts import system_prompt
+from goat_jupyter.agent.session import Session
 from goat_jupyter.config.claude_files import claude_permissions, instruction_files, instruction_folders
 from goat_jupyter.config.sources import describe_sources
-from goat_jupyter.permissions import PermissionContext, evaluate
-from goat_jupyter.prompts import system_prompt
-from goat_jupyter.session import Session
+from goat_jupyter.permissions.engine import PermissionContext, evaluate
 from goat_jupyter.settings import load_settings
 
 

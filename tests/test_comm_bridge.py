@@ -10,12 +10,12 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from goat_jupyter.agent.session import Session
 from goat_jupyter.errors import InvalidInputError, ToolTimeoutError
 from goat_jupyter.notebook import FileNotebook
 from goat_jupyter.notebook.comm_bridge import BridgeUnavailableError, CommBridge
 from goat_jupyter.notebook.live_notebook import LiveNotebook
 from goat_jupyter.notebook.select import NotebookService
-from goat_jupyter.session import Session
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.runner import Executor, ToolCall
 from tests.notebook_frontend import FakeNotebookFrontend, LoopbackComm, loopback_opener, new_cell

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.policy import RulePolicy
+from goat_jupyter.permissions.policy import RulePolicy
 from goat_jupyter.settings import load_settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput

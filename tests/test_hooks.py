@@ -13,12 +13,12 @@ from typing import Any
 import psutil
 import pytest
 
-from goat_jupyter.events import Event, Notice
-from goat_jupyter.hooks import HookMatcher, HookRunner, combine
-from goat_jupyter.hooks_exec import HookReply, reply_from_json
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
+from goat_jupyter.permissions.hooks import HookMatcher, HookRunner, combine
+from goat_jupyter.permissions.hooks_exec import HookReply, reply_from_json
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
+from goat_jupyter.tools.events import Event, Notice
 from goat_jupyter.tools.runner import Executor, PermissionPolicy
 
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.events import ToolFinished
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import PermissionMode, load_settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
+from goat_jupyter.tools.events import ToolFinished
 from goat_jupyter.tools.runner import Executor
 from tests.agent_helpers import assert_history_valid, make_agent, text_turn
 

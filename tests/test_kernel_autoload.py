@@ -40,7 +40,7 @@ async def test_autoload_on_loads_goat_in_new_kernels_and_off_restores_the_file(t
             on = await kernel.execute("%goat autoload on")
             assert "Autoload is on" in on.stdout and str(config) in on.stdout
         async with KernelSession(tmp_path, env) as fresh:
-            loaded = await fresh.execute("import sys; print('goat_jupyter.extension' in sys.modules)")
+            loaded = await fresh.execute("import sys; print('goat_jupyter.kernel.extension' in sys.modules)")
             assert loaded.stdout.strip() == "True"  # loaded at kernel start, before any cell
             # The warm-up (agent import, then litellm) runs on its own with no goat cell sent yet.
             warm = await fresh.execute(WAIT_FOR_LITELLM, timeout=120)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.compaction import COMPACTION_MARKER, SUMMARY_OPEN
+from goat_jupyter.agent.compaction import COMPACTION_MARKER, SUMMARY_OPEN
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import assert_history_valid, text_turn
 from tests.kernel_harness import REPO_ROOT, KernelSession, replay_kernel_env
@@ -80,7 +80,7 @@ async def test_a_run_that_crosses_the_window_compacts_and_continues_and_the_comm
         outputs.append(cell.text())
     requests = list(server.requests)
     marks = [i for i, r in enumerate(requests) if COMPACTION_MARKER in json.dumps(r["messages"])]
-    from goat_jupyter.context import request_tokens
+    from goat_jupyter.agent.context import request_tokens
 
     sizes = [request_tokens(r["messages"], r.get("tools", [])) for r in requests]
     assert marks, f"the window was crossed, so the conversation was compacted {sizes} {outputs[-1][-3000:]}"

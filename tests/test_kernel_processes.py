@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from goat_jupyter.process_owner import CGROUPS_ENV
+from goat_jupyter.processes.owner import CGROUPS_ENV
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import text_turn, tool_turn
 from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env

@@ -10,7 +10,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.kernel_summary import MAX_PART_CHARS, summarize
+from goat_jupyter.kernel.summary import MAX_PART_CHARS, summarize
 
 BOUND = 3 * MAX_PART_CHARS + 2_000  # three cut parts (columns, head) plus headings
 

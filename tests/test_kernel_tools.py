@@ -51,7 +51,7 @@ PLOT_CELL = (
 INSPECT_HELPER = """
 import json
 from pathlib import Path
-from goat_jupyter.kernel_tools import KernelService
+from goat_jupyter.kernel.services import KernelService
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.runner import Executor, ToolCall

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.compaction import COMPACTION_MARKER, SUMMARY_OPEN
-from goat_jupyter.context import request_tokens
-from goat_jupyter.events import Notice
+from goat_jupyter.agent.compaction import COMPACTION_MARKER, SUMMARY_OPEN
+from goat_jupyter.agent.context import request_tokens
+from goat_jupyter.agent.session import Session, load_session
 from goat_jupyter.replay import ReplayServer
-from goat_jupyter.session import Session, load_session
+from goat_jupyter.tools.events import Notice
 from tests.agent_helpers import AgentRig, assert_history_valid, make_agent, text_turn, tool_turn
 
 pytestmark = pytest.mark.timeout(180)
@@ -175,8 +175,8 @@ def test_two_kernels_never_write_the_same_session_file(tmp_path: Path) -> None:
 
 
 def test_all_built_in_tool_definitions_fit_in_5500_cl100k_tokens(tmp_path: Path) -> None:
-    from goat_jupyter.context import tools_tokens
-    from goat_jupyter.context_keeper import offered_tools
+    from goat_jupyter.agent.context import tools_tokens
+    from goat_jupyter.agent.context_keeper import offered_tools
     from goat_jupyter.tools import default_registry
 
     every = offered_tools(default_registry(cwd=tmp_path), set())  # nothing hidden: the worst case
@@ -185,8 +185,8 @@ def test_all_built_in_tool_definitions_fit_in_5500_cl100k_tokens(tmp_path: Path)
 
 
 def anthropic_rig(tmp_path: Path, server: ReplayServer) -> AgentRig:
-    from goat_jupyter.agent import Agent
-    from goat_jupyter.llm import LLMClient, RetryPolicy
+    from goat_jupyter.agent.llm import LLMClient, RetryPolicy
+    from goat_jupyter.agent.loop import Agent
     from goat_jupyter.tools import default_registry
     from goat_jupyter.tools.runner import Executor
 

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.context import prune_point, pruned_view
+from goat_jupyter.agent.context import prune_point, pruned_view
+from goat_jupyter.agent.history import repaired
+from goat_jupyter.agent.llm import LLMClient
+from goat_jupyter.agent.resilience import RetryPolicy, retry_after_seconds
+from goat_jupyter.agent.session import Session, load_session
 from goat_jupyter.errors import LLMError
-from goat_jupyter.history import repaired
-from goat_jupyter.llm import LLMClient
 from goat_jupyter.replay import ReplayServer
-from goat_jupyter.resilience import RetryPolicy, retry_after_seconds
-from goat_jupyter.session import Session, load_session
 from tests.agent_helpers import assert_history_valid
 
 IDS = ["a", "b", "c", "d"]

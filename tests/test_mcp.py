@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.events import Event, ToolProgress
 from goat_jupyter.mcp import McpManager, McpTimeouts, attach_mcp, load_mcp_config
 from goat_jupyter.mcp.config import HttpServerConfig, StdioServerConfig
 from goat_jupyter.mcp.tool_changes import ToolChangeFollower
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.base import ToolOutput
+from goat_jupyter.tools.events import Event, ToolProgress
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.runner import Executor, ToolCall
 

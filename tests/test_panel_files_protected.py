@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from goat_jupyter.config.keys import key_store_path
-from goat_jupyter.permissions import PermissionContext, evaluate
+from goat_jupyter.permissions.engine import PermissionContext, evaluate
 from goat_jupyter.settings import user_settings_path
 
 MODES = ("default", "acceptEdits", "bypassPermissions", "dontAsk")

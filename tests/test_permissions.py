@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.permissions import (
+from goat_jupyter.permissions.engine import (
     Decision,
     PermissionContext,
     evaluate,
@@ -18,8 +18,8 @@ from goat_jupyter.permissions import (
     read_deny_checker,
     suggest_rule,
 )
-from goat_jupyter.permissions_rules import parse_rule
-from goat_jupyter.permissions_shell import Subcommand, split_command
+from goat_jupyter.permissions.rules import parse_rule
+from goat_jupyter.permissions.shell import Subcommand, split_command
 from goat_jupyter.settings import PermissionMode
 from goat_jupyter.tools import default_registry
 
@@ -571,7 +571,7 @@ def test_a_move_reads_and_removes_its_source(ws: Path) -> None:
 
 
 def test_folders_too_big_to_list_fail_closed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import goat_jupyter.permissions_rules as rules
+    import goat_jupyter.permissions.rules as rules
 
     for i in range(5):
         (ws / "src" / f"f{i}.py").write_text("")
@@ -647,7 +647,7 @@ def test_no_spelling_moves_a_read_denied_file_anywhere(
 )
 def test_folder_listing_matches_like_the_full_rule(tmp_path: Path, pattern: str) -> None:
     """The fast path (literal-folder skip + one regex per pattern) agrees with the full matcher."""
-    import goat_jupyter.permissions_rules as rules
+    import goat_jupyter.permissions.rules as rules
 
     root = tmp_path / "root"
     for name in ("a/b/c.txt", "a/d.pem", "z/q.txt", "a/b/e/f.md"):
@@ -677,7 +677,7 @@ def test_folder_listing_matches_like_the_full_rule(tmp_path: Path, pattern: str)
 def test_folder_listing_fast_path_agrees_with_the_full_matcher(
     tmp_path: Path, segments: list[str], trailing: bool, rel: str
 ) -> None:
-    import goat_jupyter.permissions_rules as rules
+    import goat_jupyter.permissions.rules as rules
 
     root = tmp_path / "root"
     if not root.exists():

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.permissions import PermissionContext, evaluate
-from goat_jupyter.permissions_protected import hook_commands_of, hook_scripts, protected_reason
+from goat_jupyter.permissions.engine import PermissionContext, evaluate
+from goat_jupyter.permissions.protected import hook_commands_of, hook_scripts, protected_reason
 
 WS = Path("/work/ws")
 HOME = Path("/home/user")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from goat_jupyter.permissions import PermissionContext, evaluate, suggest_rule
-from goat_jupyter.permissions_shell import analyse, last_command_name, split_command
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
+from goat_jupyter.permissions.engine import PermissionContext, evaluate, suggest_rule
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
+from goat_jupyter.permissions.shell import analyse, last_command_name, split_command
 from goat_jupyter.settings import PermissionMode
 from goat_jupyter.tools import ToolCall, default_registry
 from goat_jupyter.tools.runner import Executor

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.permissions import PermissionContext, evaluate
-from goat_jupyter.permissions_shell import analyse
+from goat_jupyter.permissions.engine import PermissionContext, evaluate
+from goat_jupyter.permissions.shell import analyse
 
 WORKSPACE = Path("/nonexistent-goat-workspace")
 BOUNDED = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.policy import (
+from goat_jupyter.permissions.policy import (
     ApprovalAnswer,
     ApprovalRequest,
     RulePolicy,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest
 from goat_jupyter.plugins.function_tool import FunctionTool, function_tool
 from goat_jupyter.plugins.registry import FunctionApprover
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest
 from goat_jupyter.tools.registry import Registry
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
-from goat_jupyter.sandbox import BWRAP_ENV, isolation
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
+from goat_jupyter.processes.sandbox import BWRAP_ENV, isolation
 from goat_jupyter.settings import PermissionMode
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.runner import Executor

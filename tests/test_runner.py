@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 import pytest
 
 from goat_jupyter.errors import ConflictError, ToolTimeoutError
-from goat_jupyter.events import Event, ToolFinished, ToolProgress, ToolStarted
 from goat_jupyter.tools import Executor, Registry, Tool, ToolCall, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.base import Attachment
+from goat_jupyter.tools.events import Event, ToolFinished, ToolProgress, ToolStarted
 from goat_jupyter.tools.runner import (
     EMPTY_RESULT,
     MAX_CONCURRENT_READS,

@@ -13,15 +13,22 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.agent import Agent
-from goat_jupyter.events import Event, RunFinished, SubagentStarted, TextDelta, ToolFinished, ToolStarted
-from goat_jupyter.llm import LLMClient, RetryPolicy
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
+from goat_jupyter.agent.llm import LLMClient, RetryPolicy
+from goat_jupyter.agent.loop import Agent
+from goat_jupyter.agent.session import Session
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.replay import ReplayServer
-from goat_jupyter.session import Session
 from goat_jupyter.settings import Settings
 from goat_jupyter.subagents import subagent_services
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.events import (
+    Event,
+    RunFinished,
+    SubagentStarted,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
 from goat_jupyter.tools.runner import Executor, PermissionPolicy
 from tests.agent_helpers import assert_history_valid
 from tests.process_helpers import wait_all_gone

@@ -9,8 +9,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from goat_jupyter.process import OutputBuffer, describe_exit
-from goat_jupyter.tasks import BackgroundTask, TaskManager
+from goat_jupyter.processes.spawn import OutputBuffer, describe_exit
+from goat_jupyter.processes.tasks import BackgroundTask, TaskManager
 
 
 @pytest.fixture

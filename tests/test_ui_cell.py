@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from goat_jupyter.events import (
+from goat_jupyter.tools.base import Attachment, ToolOutput
+from goat_jupyter.tools.events import (
     Event,
     Notice,
     RunFinished,
@@ -24,7 +25,6 @@ from goat_jupyter.events import (
     ToolStarted,
     TurnUsage,
 )
-from goat_jupyter.tools.base import Attachment, ToolOutput
 from goat_jupyter.ui import CellRenderer, make_renderer, style
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -334,7 +334,7 @@ def test_cell_renderer_on_request():
 
 KERNEL_CODE = """
 import asyncio
-from goat_jupyter.events import RunFinished, TextDelta
+from goat_jupyter.tools.events import RunFinished, TextDelta
 from goat_jupyter.ui import make_renderer
 renderer = make_renderer("auto")
 print(type(renderer).__name__)

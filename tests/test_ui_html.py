@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from goat_jupyter.events import Notice, RunFinished, TextDelta, ToolFinished, ToolStarted
 from goat_jupyter.tools.base import Attachment, ToolOutput
+from goat_jupyter.tools.events import Notice, RunFinished, TextDelta, ToolFinished, ToolStarted
 from goat_jupyter.ui import style
 from goat_jupyter.ui.html import (
     MAX_LIST_ITEMS,

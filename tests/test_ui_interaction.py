@@ -12,9 +12,9 @@ from typing import Any
 import nbformat
 import pytest
 
+from goat_jupyter.agent.session import Session
 from goat_jupyter.errors import NotAvailableError
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
-from goat_jupyter.session import Session
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.ask_user_question import AskUserQuestionInput
 from goat_jupyter.tools.base import ToolOutput

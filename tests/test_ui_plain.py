@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from goat_jupyter.events import (
+from goat_jupyter.tools.base import ToolOutput
+from goat_jupyter.tools.events import (
     Event,
     Notice,
     RunFinished,
@@ -14,7 +15,6 @@ from goat_jupyter.events import (
     ToolStarted,
     TurnUsage,
 )
-from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.ui import PlainRenderer, make_renderer
 
 TODOS = [

@@ -6,8 +6,8 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, Approver
 from goat_jupyter.plugins.function_tool import FunctionTool
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, Approver
 
 ApproverFunction = Callable[[ApprovalRequest], Any | Awaitable[Any]]
 _CHOICES = ("allow_once", "allow_session", "always_allow", "deny")

@@ -13,7 +13,7 @@ from typing import Any, cast
 from goat_jupyter.config import autoload
 from goat_jupyter.config.files import write_atomically
 from goat_jupyter.mcp.config import parse_server
-from goat_jupyter.permissions_rules import parse_rule
+from goat_jupyter.permissions.rules import parse_rule
 from goat_jupyter.settings import PERMISSION_MODES, user_settings_path
 
 RULE_LISTS = ("allow", "ask", "deny")

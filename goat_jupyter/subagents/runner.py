@@ -7,11 +7,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from goat_jupyter.agent import Agent, RunResult
+from goat_jupyter.agent.llm import LLMClient
+from goat_jupyter.agent.loop import Agent, RunResult
+from goat_jupyter.agent.session import Session
 from goat_jupyter.errors import ConflictError, InvalidInputError
-from goat_jupyter.events import Event, EventSink, RunFinished, SubagentStarted, ToolFinished, drop_event
-from goat_jupyter.llm import LLMClient
-from goat_jupyter.session import Session
+from goat_jupyter.processes.tasks import BackgroundTask
 from goat_jupyter.settings import PermissionMode, Settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.subagents.types import (
@@ -22,10 +22,10 @@ from goat_jupyter.subagents.types import (
     subagent_type,
     tools_for,
 )
-from goat_jupyter.tasks import BackgroundTask
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.agent import AgentInput
 from goat_jupyter.tools.base import ToolContext, ToolOutput
+from goat_jupyter.tools.events import Event, EventSink, RunFinished, SubagentStarted, ToolFinished, drop_event
 from goat_jupyter.tools.runner import Executor
 
 LLMFactory = Callable[[Settings], LLMClient]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from goat_jupyter.errors import ConflictError, InvalidInputError
+from goat_jupyter.processes.tasks import BackgroundTask
 from goat_jupyter.subagents.runner import Subagent, SubagentRunner
 from goat_jupyter.subagents.types import subagent_type
-from goat_jupyter.tasks import BackgroundTask
 from goat_jupyter.tools.agent import AgentInput
 from goat_jupyter.tools.base import ToolContext, ToolOutput
 from goat_jupyter.tools.send_message import SendMessageInput

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from goat_jupyter.agent.prompts import _instructions as project_instructions  # pyright: ignore[reportPrivateUsage]
+from goat_jupyter.agent.prompts import environment_facts
 from goat_jupyter.errors import InvalidInputError, PermissionDeniedError
-from goat_jupyter.prompts import _instructions as project_instructions  # pyright: ignore[reportPrivateUsage]
-from goat_jupyter.prompts import environment_facts
 from goat_jupyter.settings import PERMISSION_MODES, PermissionMode, Settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.base import Tool

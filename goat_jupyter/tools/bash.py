@@ -8,10 +8,10 @@ from pathlib import Path
 from pydantic import Field
 
 from goat_jupyter.errors import ToolExecutionError, ToolTimeoutError
-from goat_jupyter.permissions_shell import last_command_name
-from goat_jupyter.process import OutputBuffer, ShellProcess, describe_exit, spawn_shell
+from goat_jupyter.permissions.shell import last_command_name
+from goat_jupyter.processes.spawn import OutputBuffer, ShellProcess, describe_exit, spawn_shell
+from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.bounding import cut_middle
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

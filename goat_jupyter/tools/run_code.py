@@ -14,9 +14,9 @@ from typing import Literal
 from pydantic import Field
 
 from goat_jupyter.errors import ToolExecutionError, ToolTimeoutError
-from goat_jupyter.process import GroupProcess, OutputBuffer, describe_exit
-from goat_jupyter.process_owner import Owner
-from goat_jupyter.sandbox import (
+from goat_jupyter.processes.limits import MAX_PROCESSES, limits_for
+from goat_jupyter.processes.owner import Owner
+from goat_jupyter.processes.sandbox import (
     BASE_PATH,
     Isolation,
     SandboxSpec,
@@ -27,8 +27,8 @@ from goat_jupyter.sandbox import (
     remove_created,
     sandbox_env,
 )
-from goat_jupyter.sandbox_limits import MAX_PROCESSES, limits_for
-from goat_jupyter.sandbox_seccomp import filter_fd, unix_socket_filter
+from goat_jupyter.processes.seccomp import filter_fd, unix_socket_filter
+from goat_jupyter.processes.spawn import GroupProcess, OutputBuffer, describe_exit
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.bash import DRAIN_GRACE_S, OUTPUT_LIMIT, bounded_output
 

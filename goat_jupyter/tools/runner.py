@@ -19,9 +19,9 @@ from goat_jupyter.errors import (
     ToolExecutionError,
     UnknownToolError,
 )
-from goat_jupyter.events import EventSink, Notice, ToolFinished, ToolProgress, ToolStarted, drop_event
+from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.bounding import cut_middle
+from goat_jupyter.tools.events import EventSink, Notice, ToolFinished, ToolProgress, ToolStarted, drop_event
 
 if TYPE_CHECKING:
     from goat_jupyter.state import SessionState

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.tasks import BackgroundTask
+from goat_jupyter.processes.tasks import BackgroundTask
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.bash import OUTPUT_LIMIT, bounded_output, format_duration
 

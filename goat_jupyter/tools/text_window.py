@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from goat_jupyter.fileio import TextFormat
-from goat_jupyter.tools.bounding import cut_line
+from goat_jupyter.text import cut_line
 
 CHUNK_BYTES = 1 << 18
 # Every byte except UTF-8 continuation bytes (0x80-0xBF): deleting them leaves one byte per extra byte.

@@ -8,7 +8,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, Choice
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, Choice
 from goat_jupyter.ui import style
 from goat_jupyter.ui.comm_idle import (
     Answer,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from goat_jupyter.events import (
+from goat_jupyter.tools.events import (
     Event,
     Notice,
     RunFinished,

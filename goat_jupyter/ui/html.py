@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from goat_jupyter.events import RunFinished
+from goat_jupyter.tools.events import RunFinished
 from goat_jupyter.ui import style
 from goat_jupyter.ui.nested import AgentTranscript
 from goat_jupyter.ui.style import CardStatus, NoticeLevel

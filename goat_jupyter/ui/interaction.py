@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from goat_jupyter.errors import NotAvailableError
-from goat_jupyter.policy import ApprovalAnswer, ApprovalRequest, Approver, StdinApprover
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, Approver, StdinApprover
 from goat_jupyter.ui.comm_idle import Show, current_kernel
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from goat_jupyter.events import (
+from goat_jupyter.tools.events import (
     Notice,
     SubagentStarted,
     TextDelta,

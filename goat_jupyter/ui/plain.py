@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from goat_jupyter.events import (
+from goat_jupyter.tools.events import (
     Event,
     Notice,
     RunFinished,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Literal, Protocol
 
-from goat_jupyter.events import Event
+from goat_jupyter.tools.events import Event
 from goat_jupyter.ui.cell import CellRenderer
 from goat_jupyter.ui.plain import PlainRenderer
 

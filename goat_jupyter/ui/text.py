@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from goat_jupyter.events import RunFinished
+from goat_jupyter.tools.events import RunFinished
 from goat_jupyter.ui import style
 from goat_jupyter.ui.style import CardStatus, NoticeLevel
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from goat_jupyter.llm import LLMClient, RetryPolicy, Usage
+from goat_jupyter.agent.llm import LLMClient, RetryPolicy, Usage
 from goat_jupyter.settings import Settings
 
 ClientFactory = Callable[[Settings], LLMClient]

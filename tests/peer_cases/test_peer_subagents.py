@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from goat_jupyter.events import ToolFinished
 from goat_jupyter.replay import ReplayServer
+from goat_jupyter.tools.events import ToolFinished
 from tests.agent_helpers import assert_history_valid
 from tests.test_subagents import PARENT, agent_call, make_rig, parent_turn
 

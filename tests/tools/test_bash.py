@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from goat_jupyter.events import Event, ToolFinished, ToolProgress
+from goat_jupyter.text import cut_middle
 from goat_jupyter.tools import Executor, Registry, ToolCall, default_registry
 from goat_jupyter.tools.bash import NOTE_ROOM, last_command_name
-from goat_jupyter.tools.bounding import cut_middle
+from goat_jupyter.tools.events import Event, ToolFinished, ToolProgress
 from tests.process_helpers import wait_all_gone
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from goat_jupyter.process_owner import cgroup_root, kill_everything
+from goat_jupyter.processes.owner import cgroup_root, kill_everything
 from goat_jupyter.tools import Registry, default_registry
 from tests.process_helpers import wait_marker_gone, with_marker
 
@@ -99,7 +99,7 @@ async def test_leftovers_of_a_finished_call_keep_running_until_reset(registry: R
 SPAWN_AND_DIE = """
 import asyncio, os, signal, sys
 from pathlib import Path
-from goat_jupyter.process import spawn_shell
+from goat_jupyter.processes.spawn import spawn_shell
 
 async def main():
     spawn_shell(sys.argv[1], Path.cwd(), lambda text: None)

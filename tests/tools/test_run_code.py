@@ -15,8 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from goat_jupyter.process_owner import cgroup_root
-from goat_jupyter.sandbox import BWRAP_ENV, isolation
+from goat_jupyter.processes.owner import cgroup_root
+from goat_jupyter.processes.sandbox import BWRAP_ENV, isolation
 from goat_jupyter.tools import Registry, default_registry
 from tests.process_helpers import wait_marker_gone, with_marker
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.agent import Agent
-from goat_jupyter.llm import LLMClient, RetryPolicy
+from goat_jupyter.agent.llm import LLMClient, RetryPolicy
+from goat_jupyter.agent.loop import Agent
+from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer
-from goat_jupyter.session import Session
 from goat_jupyter.settings import Settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.runner import Executor

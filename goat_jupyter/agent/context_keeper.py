@@ -1,0 +1,238 @@
+"""Builds each model request within the window: stable prefix, pruning, compaction, cache markers."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, cast
+
+from goat_jupyter.agent.compaction import compact
+from goat_jupyter.agent.context import Budget, budget_for, prune_point, pruned_view, request_tokens
+from goat_jupyter.agent.llm import LLMClient
+from goat_jupyter.agent.prompts import reminder, system_prompt
+from goat_jupyter.agent.session import Message, Session
+from goat_jupyter.tools.events import EventSink, Notice
+from goat_jupyter.tools.registry import Registry
+
+EPHEMERAL = {"type": "ephemeral"}
+MCP_RESOURCE_TOOLS = ("ListMcpResources", "ReadMcpResource")
+KERNEL_TOOLS = ("RunCell", "KernelInspect")
+
+
+@dataclass
+class Request:
+    messages: list[Message]
+    tools: list[dict[str, Any]]
+    tokens: int
+
+
+def wants_cache_markers(model: str) -> bool:
+    """Claude on Anthropic, Bedrock or Vertex needs explicit cache breakpoints; others cache alone."""
+    name = model.lower()
+    return name.startswith(("anthropic/", "claude")) or (
+        name.startswith(("bedrock/", "vertex_ai/")) and ("claude" in name or "anthropic" in name)
+    )
+
+
+def kilo(tokens: int) -> str:
+    return f"{tokens / 1000:.0f}k" if tokens >= 10_000 else f"{tokens / 1000:.1f}k"
+
+
+def _unusable(services: dict[str, Any]) -> set[str]:
+    """Tools this session could not run, so they are not offered (they cost tokens every turn)."""
+    hidden: set[str] = set()
+    mcp = services.get("mcp")
+    if not getattr(mcp, "connections", None):
+        hidden.update(MCP_RESOURCE_TOOLS)
+    if services.get("kernel") is None:
+        hidden.update(KERNEL_TOOLS)
+    return hidden
+
+
+def lean_schema(value: Any) -> Any:
+    """A JSON schema without what costs tokens and tells the model nothing: `additionalProperties:
+    false` (inputs are validated anyway) and `default: false` on flags."""
+    if isinstance(value, list):
+        return [lean_schema(item) for item in cast(list[Any], value)]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in cast(dict[str, Any], value).items():
+        if (key == "additionalProperties" or key == "default") and item is False:
+            continue
+        out[key] = lean_schema(item)
+    return out
+
+
+def offered_tools(registry: Registry, hidden: set[str]) -> list[dict[str, Any]]:
+    """The tool definitions sent to the model: usable tools only, lean schemas."""
+    tools: list[dict[str, Any]] = []
+    for tool in registry.llm_tools():
+        function = tool["function"]
+        if function["name"] not in hidden:
+            tools.append(
+                {**tool, "function": {**function, "parameters": lean_schema(function["parameters"])}}
+            )
+    return tools
+
+
+def _marked(message: Message) -> Message:
+    """A copy of the message whose last content part carries a cache breakpoint."""
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        return {**message, "content": [{"type": "text", "text": content, "cache_control": EPHEMERAL}]}
+    if isinstance(content, list) and content:
+        parts = copy.deepcopy(cast(list[Any], content))
+        if isinstance(parts[-1], dict):
+            parts[-1]["cache_control"] = EPHEMERAL
+            return {**message, "content": parts}
+    return message
+
+
+def with_cache_markers(
+    messages: list[Message], tools: list[dict[str, Any]]
+) -> tuple[list[Message], list[dict[str, Any]]]:
+    """Breakpoints (at most 4) on the system prompt, the tool list and the two newest turns."""
+    marked = list(messages)
+    marked[0] = _marked(marked[0])
+    placed = 0
+    for index in range(len(marked) - 1, 0, -1):
+        if placed == 2:
+            break
+        candidate = _marked(marked[index])
+        if candidate is not marked[index]:
+            marked[index] = candidate
+            placed += 1
+    if tools:
+        tools = [*tools[:-1], {**tools[-1], "cache_control": EPHEMERAL}]
+    return marked, tools
+
+
+class ContextKeeper:
+    """One per agent run; the state that must outlive a run lives in `session.context`."""
+
+    def __init__(
+        self,
+        session: Session,
+        registry: Registry,
+        services: dict[str, Any],
+        llm: LLMClient,
+        emit: EventSink,
+        *,
+        system: str | None = None,
+        summarizer: LLMClient | None = None,
+        agent_id: str | None = None,
+    ) -> None:
+        self.session = session
+        self.registry = registry
+        self.services = services
+        self.llm = llm
+        self.emit = emit
+        self.system_override = system
+        self.summarizer = summarizer or llm
+        self.agent_id = agent_id
+
+    def budget(self) -> Budget:
+        settings = self.session.settings
+        return budget_for(
+            self.llm.model,
+            settings.context_window,
+            settings.max_tokens,
+            settings.compact_at,
+            settings.keep_recent_tokens,
+        )
+
+    def system(self) -> str:
+        if self.system_override is not None:
+            return self.system_override
+        state = self.session.context
+        if state.system is None:
+            state.system = system_prompt(self.session)
+        return state.system
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The offered tool definitions, rebuilt only when the set of tools changes (MCP)."""
+        state = self.session.context
+        hidden = _unusable(self.services)
+        key = tuple(name for name in self.registry.names() if name not in hidden)
+        if state.tools is None or state.tools_key != key:
+            state.tools = offered_tools(self.registry, hidden)
+            state.tools_key = key
+        return state.tools
+
+    def remind_after_last(self) -> None:
+        """Note the reminder (cwd, date, mode) after the newest message when it changed."""
+        state = self.session.context
+        text = reminder(self.session)
+        if text != state.last_reminder and self.session.messages:
+            state.last_reminder = text
+            state.reminders[len(self.session.messages) - 1] = text
+
+    def _with_reminders(self, view: list[Message]) -> list[Message]:
+        reminders = self.session.context.reminders
+        if not reminders:
+            return view
+        out: list[Message] = []
+        for index, message in enumerate(view):
+            out.append(message)
+            if index in reminders:
+                out.append(
+                    {"role": "user", "content": f"<system-reminder>\n{reminders[index]}\n</system-reminder>"}
+                )
+        return out
+
+    def request(self) -> Request:
+        view = pruned_view(self.session.messages, self.session.context.prune_upto)
+        messages: list[Message] = [{"role": "system", "content": self.system()}, *self._with_reminders(view)]
+        tools = self.tools()
+        tokens = request_tokens(messages, tools)
+        if self.session.settings.prompt_caching and wants_cache_markers(self.llm.model):
+            messages, tools = with_cache_markers(messages, tools)
+        return Request(messages, tools, tokens)
+
+    async def fit(self) -> Request:
+        """The next request, pruned and if need be compacted to stay under the threshold."""
+        budget = self.budget()
+        request = self.request()
+        if request.tokens > budget.threshold:
+            self._prune(prune_point(self.session.messages, budget.keep_recent))
+            request = self.request()
+        if request.tokens > budget.threshold:
+            await self.compact(before=request.tokens)
+            request = self.request()
+        if request.tokens > budget.threshold:  # one huge recent turn: prune all but the newest group
+            self._prune(len(self.session.messages) - 1)
+            request = self.request()
+        self._note(request.tokens)
+        return request
+
+    def _prune(self, upto: int) -> None:
+        state = self.session.context
+        state.prune_upto = max(state.prune_upto, upto)
+
+    def _note(self, tokens: int) -> None:
+        state = self.session.context
+        state.last_request_tokens = tokens
+        state.peak_request_tokens = max(state.peak_request_tokens, tokens)
+
+    async def compact(
+        self, focus: str = "", before: int | None = None, keep_tokens: int | None = None
+    ) -> bool:
+        """Summarise the older turns; one line in the cell says what it saved. False: nothing to do."""
+        budget = self.budget()
+        before = self.request().tokens if before is None else before
+        self.emit(Notice("Compacting the conversation…", "info", self.agent_id))
+        result = await compact(
+            self.session.messages,
+            self.summarizer,
+            keep_tokens=budget.keep_recent if keep_tokens is None else keep_tokens,
+            summarizer_budget=budget.usable // 2,
+            focus=focus,
+        )
+        if result is None:
+            return False
+        self.session.compacted(result.messages, result.summary, result.kept)
+        after = self.request().tokens
+        self.session.record("compacted", before_tokens=before, after_tokens=after)
+        self.emit(Notice(f"context compacted: {kilo(before)} → {kilo(after)} tokens", "info", self.agent_id))
+        return True

@@ -1,0 +1,263 @@
+"""The agent loop: model turn, tool calls through the executor, repeat. No IPython imports."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from goat_jupyter.agent.context_keeper import ContextKeeper, Request
+from goat_jupyter.agent.llm import AssistantTurn, LLMClient, Usage, litellm_loaded
+from goat_jupyter.agent.session import Message, Session, as_list
+from goat_jupyter.errors import ContextLengthError
+from goat_jupyter.tools.base import ToolOutput
+from goat_jupyter.tools.events import EventSink, Notice, RunFinished, TextDelta, TurnUsage
+from goat_jupyter.tools.registry import Registry
+from goat_jupyter.tools.runner import Executor, ToolCall
+
+
+@dataclass
+class RunResult:
+    text: str
+    turns: int
+    usage: Usage
+    stop_reason: str
+    elapsed_s: float
+
+
+def assistant_message(turn: AssistantTurn) -> Message:
+    message: Message = {"role": "assistant", "content": turn.text or None}
+    if turn.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+            for c in turn.tool_calls
+        ]
+    return message
+
+
+def make_call_ids_unique(turn: AssistantTurn) -> None:
+    """A model may repeat (or leave out) a tool-call id; every result must answer exactly one call."""
+    seen: set[str] = set()
+    for call in turn.tool_calls:
+        base, number = call.id or "call", 1
+        while not call.id or call.id in seen:
+            number += 1
+            call.id = f"{base}_{number}"
+        seen.add(call.id)
+
+
+def tool_message(call_id: str, output: ToolOutput) -> Message:
+    return {"role": "tool", "tool_call_id": call_id, "content": output.content}
+
+
+def image_message(outputs: list[ToolOutput]) -> Message | None:
+    """Tool messages carry text only, so images from tools follow as one user message."""
+    parts: list[dict[str, Any]] = []
+    for output in outputs:
+        for attachment in output.attachments:
+            if attachment.mime_type.startswith("image/"):
+                url = f"data:{attachment.mime_type};base64,{attachment.data}"
+                parts.append({"type": "image_url", "image_url": {"url": url}})
+    if not parts:
+        return None
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": "Images returned by the tools above:"}, *parts],
+    }
+
+
+class Agent:
+    """Runs one prompt to completion against a session, emitting events as it goes."""
+
+    def __init__(
+        self,
+        session: Session,
+        registry: Registry,
+        executor: Executor,
+        llm: LLMClient,
+        emit: EventSink,
+        *,
+        max_turns: int = 50,
+        agent_id: str | None = None,
+        system: str | None = None,
+        persist_tool_use: bool = True,
+        notices: Callable[[], list[str]] | None = None,
+        summarizer: LLMClient | None = None,
+    ) -> None:
+        self.session = session
+        self.registry = registry
+        self.executor = executor
+        self.llm = llm
+        self.emit = emit
+        self.max_turns = max_turns
+        self.agent_id = agent_id
+        self.system = system
+        self.persist_tool_use = persist_tool_use
+        # Where pending notices for the next turn come from (default: finished background tasks);
+        # subagents pass their own (a team member's inbox) so they never take the parent's notices.
+        self.notices = notices
+        self.context = ContextKeeper(
+            session,
+            registry,
+            executor.services,
+            llm,
+            emit,
+            system=system,
+            summarizer=summarizer,
+            agent_id=agent_id,
+        )
+
+    async def run(self, prompt: str) -> RunResult:
+        started = time.perf_counter()
+        usage = Usage()
+        turns = 0
+        stop_reason = "end_turn"
+        final_text = ""
+        self.session.append({"role": "user", "content": self._with_notices(prompt)})
+        self._remind()
+        try:
+            while True:
+                if turns >= self.max_turns:
+                    stop_reason = "max_turns"
+                    self.emit(Notice(f"Stopped after {turns} turns (max_turns).", "warning", self.agent_id))
+                    break
+                turn = await self._model_turn()
+                turns += 1
+                usage.add(turn.usage)
+                final_text = turn.text
+                if not turn.tool_calls:
+                    break
+                await self._run_tools(turn)
+        except asyncio.CancelledError:
+            stop_reason = "interrupted"
+            self._on_interrupt()
+            raise
+        except Exception:
+            stop_reason = "error"
+            self.session.repair()
+            raise
+        finally:
+            elapsed = time.perf_counter() - started
+            self.emit(
+                RunFinished(
+                    turns,
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    usage.cost_usd,
+                    elapsed,
+                    stop_reason,
+                    {"agent_id": self.agent_id, "cached_tokens": usage.cached_tokens},
+                )
+            )
+            self.session.record("run", stop_reason=stop_reason, turns=turns)
+        return RunResult(final_text, turns, usage, stop_reason, time.perf_counter() - started)
+
+    def _drain_notices(self) -> list[str]:
+        if self.notices is not None:
+            return self.notices()
+        return self.session.tasks.drain_notices() + self.session.drain_notes()
+
+    def _remind(self) -> None:
+        """cwd, date and mode, when they changed, follow the newest message (not the cached prefix)."""
+        if self.system is None:
+            self.context.remind_after_last()
+
+    def _with_notices(self, prompt: str) -> str:
+        notices = self._drain_notices()
+        if not notices:
+            return prompt
+        return "<system-reminder>\n" + "\n".join(notices) + "\n</system-reminder>\n\n" + prompt
+
+    async def _model_turn(self) -> AssistantTurn:
+        def on_text(text: str) -> None:
+            self.emit(TextDelta(text, self.agent_id))
+
+        def on_retry(message: str) -> None:
+            self.emit(Notice(f"Model request failed: {message}", "warning", self.agent_id))
+
+        if not litellm_loaded():  # the first cell right after %load_ext waits for the import
+            self.emit(
+                Notice("Loading litellm (first use in this kernel, a few seconds)…", "info", self.agent_id)
+            )
+
+        def on_stall(message: str) -> None:
+            self.emit(Notice(message, "warning", self.agent_id))
+
+        request = await self.context.fit()
+        try:
+            turn = await self._send(request, on_text, on_retry, on_stall)
+        except ContextLengthError:
+            # The provider counts differently from us: compact once and try again.
+            self.emit(
+                Notice(
+                    "The model reported the request as too long for its context.", "warning", self.agent_id
+                )
+            )
+            if not await self.context.compact(before=request.tokens):
+                raise
+            turn = await self._send(await self.context.fit(), on_text, on_retry, on_stall)
+        self.session.append(assistant_message(turn))
+        self.session.turns += 1
+        self.session.usage.add(turn.usage)
+        self.session.record(
+            "usage",
+            prompt_tokens=turn.usage.prompt_tokens,
+            completion_tokens=turn.usage.completion_tokens,
+            cost_usd=turn.usage.cost_usd,
+            cached_tokens=turn.usage.cached_tokens,
+            cache_write_tokens=turn.usage.cache_write_tokens,
+            request_tokens=self.session.context.last_request_tokens,
+        )
+        self.emit(
+            TurnUsage(
+                self.session.turns,
+                turn.usage.prompt_tokens,
+                turn.usage.completion_tokens,
+                turn.usage.cost_usd,
+                self.agent_id,
+                cached_tokens=turn.usage.cached_tokens,
+            )
+        )
+        return turn
+
+    async def _send(
+        self,
+        request: Request,
+        on_text: Callable[[str], None],
+        on_retry: Callable[[str], None],
+        on_stall: Callable[[str], None],
+    ) -> AssistantTurn:
+        turn = await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall)
+        make_call_ids_unique(turn)
+        return turn
+
+    async def _run_tools(self, turn: AssistantTurn) -> None:
+        calls = [ToolCall(c.id, c.name, c.arguments) for c in turn.tool_calls]
+        outputs = await self.executor.run_calls(calls)
+        for call, output in zip(calls, outputs, strict=True):
+            self.session.append(tool_message(call.id, output))
+        images = image_message(outputs)
+        if images is not None:
+            self.session.append(images)
+        self._remind()
+        notices = self._drain_notices()
+        if notices:
+            self.session.append(
+                {
+                    "role": "user",
+                    "content": "<system-reminder>\n" + "\n".join(notices) + "\n</system-reminder>",
+                }
+            )
+
+    def _on_interrupt(self) -> None:
+        last: Message = self.session.messages[-1] if self.session.messages else {}
+        for call in as_list(last.get("tool_calls")):  # what each call did, or the output it showed so far
+            settled = self.executor.settled.get(call["id"])
+            if settled is not None:
+                self.session.append(tool_message(call["id"], settled))
+        repaired = self.session.repair()
+        self.session.record("interrupted", repaired_tool_results=repaired)
+        if self.agent_id is not None:  # the top-level cell says it once, in its last line
+            self.emit(Notice("Interrupted.", "warning", self.agent_id))

@@ -1,0 +1,180 @@
+"""`%goat` subcommands: config, status, reset, history, resume, help."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from goat_jupyter.agent.session import list_sessions, summarize
+from goat_jupyter.config.sources import describe_sources
+from goat_jupyter.errors import InvalidInputError
+from goat_jupyter.kernel.config_commands import autoload_command, reload_config
+from goat_jupyter.kernel.context_commands import compact_now, context_status_line, show_context
+from goat_jupyter.kernel.runtime import GoatRuntime
+from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, coerce_setting
+
+HISTORY_LIMIT = 20
+HELP = f"""%goat commands:
+  %goat config                 show the runtime settings
+  %goat config key=value ...   change settings; keys: {", ".join(sorted(RUNTIME_KEYS))}
+  %goat config reload          read the settings files and the key store again
+  %goat status                 model, mode, turns, tokens and cost of this session
+  %goat reset                  start a new conversation (stops background tasks)
+  %goat history [N]            the last N messages (default {HISTORY_LIMIT}), one line each; says how many it left out
+  %goat resume                 list saved sessions
+  %goat resume ID|latest       continue a saved session (by id prefix, or the newest)
+  %goat undo                   revert the files and cells changed by the last %%goat run
+  %goat mcp                    MCP servers: status, errors and tools
+  %goat mcp reconnect [NAME]   reconnect every MCP server, or the one named
+  %goat context                what the next request holds (system, tools, conversation, ...) vs the window
+  %goat compact [focus]        summarise the older turns now (optionally saying what to keep)
+  %goat autoload [on|off]      load goat in every new kernel (the IPython kernel configuration)
+  %goat help                   this help
+%%goat [options]               run the cell body as a prompt; options:
+  --model M, -m M              the model for this cell (litellm name, e.g. openai/gpt-4o)
+  --mode MODE                  permission mode for this cell: {", ".join(PERMISSION_MODES)}
+  --max-turns N                stop after N model turns (N >= 1)
+  --new                        start a new conversation first"""
+
+
+def dispatch(goat: GoatRuntime, line: str) -> None:
+    words = shlex.split(line)
+    name, args = (words[0], words[1:]) if words else ("help", [])
+    handler = _COMMANDS.get(name)
+    if handler is None:
+        print(f"Unknown %goat command '{name}'.\n\n{HELP}")
+        return
+    handler(goat, args)
+
+
+def _config(goat: GoatRuntime, args: list[str]) -> None:
+    if args == ["reload"]:
+        reload_config(goat)
+        return
+    settings = goat.session.settings
+    for item in args:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            print(f"Expected key=value, got {item!r}. Keys: {', '.join(RUNTIME_KEYS)}.")
+            return
+        try:
+            setattr(settings, key, coerce_setting(key, _parse_scalar(raw)))
+        except InvalidInputError as exc:
+            print(exc.message)
+            return
+    for key in RUNTIME_KEYS:
+        print(f"{key} = {getattr(settings, key)!r}")
+
+
+def _parse_scalar(raw: str) -> Any:
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def _status(goat: GoatRuntime, args: list[str]) -> None:
+    session = goat.session
+    usage = session.usage
+    cost = "unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+    running = [t.id for t in session.tasks.all() if t.status == "running"]
+    print(
+        f"session {session.session_id}  model {session.settings.model}  mode {session.settings.permission_mode}\n"
+        f"turns {session.turns}  tokens {usage.prompt_tokens} in / {usage.completion_tokens} out  cost {cost}\n"
+        f"messages {len(session.messages)}  background tasks running: {', '.join(running) or 'none'}\n"
+        f"workspace {session.workspace}  cwd {session.cwd}"
+    )
+    print(context_status_line(session))
+    print(describe_sources(session.workspace))
+
+
+def _reset(goat: GoatRuntime, args: list[str]) -> None:
+    old = goat.session.session_id
+    goat.new_session()
+    print(f"Started a new conversation (the previous one, {old}, is saved and can be resumed).")
+
+
+def _history(goat: GoatRuntime, args: list[str]) -> None:
+    limit = int(args[0]) if args and args[0].isdigit() else HISTORY_LIMIT
+    lines = summarize(goat.session.messages, limit=len(goat.session.messages) + 1)
+    if not lines:
+        print("No messages yet.")
+        return
+    shown = lines[-limit:] if limit else []
+    left_out = len(lines) - len(shown)
+    if left_out:
+        print(f"({left_out} earlier messages not shown; `%goat history {len(lines)}` shows all.)")
+    print("\n".join(shown))
+
+
+def _resume(goat: GoatRuntime, args: list[str]) -> None:
+    saved = list_sessions(goat.workspace)
+    if not args:
+        if not saved:
+            print("No saved sessions in this workspace.")
+        for path in saved[:20]:
+            print(f"{path.stem}  ({sum(1 for _ in path.open(encoding='utf-8'))} lines)")
+        print("Use %goat resume <id> or %goat resume latest.")
+        return
+    wanted = None if args[0] == "latest" else args[0]
+    try:
+        session = goat.resume(wanted)
+    except LookupError as exc:
+        print(exc)
+        return
+    print(f"Resumed session {session.session_id} with {len(session.messages)} messages.")
+    if session.load_report:
+        print(session.load_report.strip())
+
+
+def _undo(goat: GoatRuntime, args: list[str]) -> None:
+    """Only reached when `%goat undo` was not rewritten into an await (see checkpoint_run.transform_undo)."""
+    import asyncio
+
+    from goat_jupyter.kernel.checkpoint_run import undo_last
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(undo_last())
+        return
+    print(
+        "Put `%goat undo` on a line of its own at the top level of a cell, so it can wait for the notebook."
+    )
+
+
+def _mcp(goat: GoatRuntime, args: list[str]) -> None:
+    print(goat.services["mcp"].command(args))
+
+
+def _context(goat: GoatRuntime, args: list[str]) -> None:
+    show_context(goat)
+
+
+def _compact(goat: GoatRuntime, args: list[str]) -> None:
+    compact_now(goat, " ".join(args))
+
+
+def _help(goat: GoatRuntime, args: list[str]) -> None:
+    print(HELP)
+
+
+_COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
+    "config": _config,
+    "status": _status,
+    "reset": _reset,
+    "history": _history,
+    "resume": _resume,
+    "undo": _undo,
+    "mcp": _mcp,
+    "context": _context,
+    "compact": _compact,
+    "autoload": autoload_command,
+    "help": _help,
+}

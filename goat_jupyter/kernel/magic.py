@@ -1,0 +1,166 @@
+"""%%goat and %goat: option parsing, the async-cell rewrite, and the single sync/async boundary."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import atexit
+import shlex
+from pathlib import Path
+from typing import Any
+
+from goat_jupyter.config.keys import apply_keys
+from goat_jupyter.kernel import commands
+from goat_jupyter.kernel.checkpoint_run import run_scope
+from goat_jupyter.kernel.runtime import GoatRuntime, RunOptions
+from goat_jupyter.settings import PERMISSION_MODES
+from goat_jupyter.tools.events import Event, EventSink, RunFinished
+from goat_jupyter.ui import CellRenderer, Renderer, comm_idle, make_renderer
+
+_runtime: GoatRuntime | None = None
+
+
+class OptionError(ValueError):
+    pass
+
+
+class GoatInterruptedError(Exception):
+    """Ends a stopped %%goat cell as an error (so Run All halts) shown as one line, not a traceback."""
+
+    def __init__(self, turns: int) -> None:
+        plural = "" if turns == 1 else "s"
+        super().__init__(f"Interrupted by the user after {turns} turn{plural}.")
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of the traceback
+        return [f"\x1b[33m⊘ {self}\x1b[0m"]
+
+
+class _TurnCounter:
+    """Passes events on and remembers how many turns the top-level run reported."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+        self.turns = 0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunFinished) and event.extra.get("agent_id") is None:
+            self.turns = event.turns
+        self.sink(event)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would print and exit the kernel's process
+        raise OptionError(f"%%goat: {message}. Usage: {self.format_usage().strip()}")
+
+
+def _cell_parser() -> _Parser:
+    parser = _Parser(prog="%%goat", add_help=False)
+    parser.add_argument("--model", "-m")
+    parser.add_argument("--mode", choices=PERMISSION_MODES)
+    parser.add_argument("--max-turns", type=int, dest="max_turns")
+    parser.add_argument("--new", action="store_true")
+    return parser
+
+
+def parse_cell_options(line: str) -> RunOptions:
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise OptionError(f"%%goat: cannot parse options ({exc}).") from None
+    parsed = _cell_parser().parse_args(words)
+    if parsed.max_turns is not None and parsed.max_turns < 1:
+        raise OptionError("%%goat: --max-turns must be at least 1.")
+    return RunOptions(model=parsed.model, mode=parsed.mode, max_turns=parsed.max_turns, new=parsed.new)
+
+
+def runtime() -> GoatRuntime:
+    """The kernel's goat, created on first use in the kernel's working directory."""
+    global _runtime
+    if _runtime is None:
+        apply_keys(override=False)  # the settings panel's key store; environment variables win
+        _runtime = GoatRuntime(Path.cwd())
+        atexit.register(_runtime.shutdown)
+    return _runtime
+
+
+async def run_cell(line: str, body: str) -> None:
+    """What a %%goat cell awaits (see `extension.transform_goat_cell`)."""
+    try:
+        options = parse_cell_options(line)
+    except OptionError as exc:
+        print(exc)
+        return
+    prompt = body.strip()
+    if not prompt:
+        print("%%goat: write your request in the cell below the %%goat line.")
+        return
+    goat = runtime()
+    settings = goat.session.settings
+    renderer = make_renderer("auto")
+    attach_interaction(goat, renderer)
+    renderer.start(
+        prompt, model=options.model or settings.model, mode=options.mode or settings.permission_mode
+    )
+    events = _TurnCounter(renderer.handle)
+    try:
+        async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state of this run
+            await goat.run(prompt, options, events)
+    except asyncio.CancelledError:
+        renderer.close()
+        raise GoatInterruptedError(events.turns) from None
+    except Exception as exc:  # the cell shows the failure; the session stays usable
+        show_failure(renderer, f"{type(exc).__name__}: {exc}", options.model or settings.model)
+    renderer.close()
+
+
+def show_failure(renderer: Renderer, error_text: str, model: str) -> None:
+    """The failure as one sentence with what to check (full text folded), above the footer."""
+    from goat_jupyter.tools.events import Notice
+
+    if isinstance(renderer, CellRenderer):
+        from goat_jupyter.ui.failure import failure_bundle
+
+        renderer.add_bundle(failure_bundle(error_text, model))
+        return
+    from goat_jupyter.ui.failure import explain
+
+    renderer.handle(Notice(f"{explain(error_text, model)}\n{error_text}", "error"))
+
+
+def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
+    """Per cell: widgets when the frontend can answer, stdin in a terminal, else deny what would ask."""
+    from goat_jupyter.permissions.policy import RulePolicy
+    from goat_jupyter.plugins.registry import with_user_approver
+    from goat_jupyter.tools.events import Notice
+    from goat_jupyter.ui.interaction import make_interaction
+
+    comm_idle.install(comm_idle.current_kernel())
+    show = renderer.show if isinstance(renderer, CellRenderer) else None
+    interaction = make_interaction(
+        show, lambda: goat.session.cwd, notebook=lambda: goat.services.get("bridge")
+    )
+    goat.services["ui"] = interaction
+
+    def notify(text: str) -> None:
+        renderer.handle(Notice(text, "warning"))
+
+    if goat.policy is None:
+        goat.policy = RulePolicy()
+    if isinstance(goat.policy, RulePolicy):  # a policy plugged in through the API is left alone
+        goat.policy.approver = with_user_approver(interaction.approver)  # goat_jupyter.approver
+        goat.policy.notify = notify
+
+
+def goat_line_magic(line: str) -> Any:
+    """%goat config|status|reset|history|resume|help."""
+    return commands.dispatch(runtime(), line)
+
+
+def goat_cell_magic(line: str, cell: str) -> None:
+    """Only reached when the input transformer did not run (e.g. run_cell_magic from code)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(run_cell(line, cell))
+        return
+    print("%%goat must be the first line of a cell so it can run asynchronously.")

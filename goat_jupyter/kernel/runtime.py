@@ -1,0 +1,221 @@
+"""One goat per kernel: the current session, its registry and services, and running a prompt."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from goat_jupyter.agent.llm import LLMClient, llm_client_for
+from goat_jupyter.agent.loop import Agent, RunResult
+from goat_jupyter.agent.session import Session, list_sessions, load_session
+from goat_jupyter.kernel.services import kernel_service
+from goat_jupyter.mcp import attach_mcp
+from goat_jupyter.notebook.select import live_notebook_service
+from goat_jupyter.permissions.hooks import HookRunner
+from goat_jupyter.plugins.registry import custom_tools
+from goat_jupyter.processes.owner import kill_everything
+from goat_jupyter.settings import PermissionMode, Settings, load_settings
+from goat_jupyter.subagents import subagent_services
+from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.events import EventSink, Notice
+from goat_jupyter.tools.registry import Registry
+from goat_jupyter.tools.runner import Executor, Hooks, PermissionPolicy
+
+TICK_S = 0.1
+_retiring: set[asyncio.Task[None]] = set()  # keeps fire-and-forget shutdowns alive until done
+
+
+@dataclass
+class RunOptions:
+    """Per-cell overrides from `%%goat` options; None means "use the session's setting"."""
+
+    model: str | None = None
+    mode: PermissionMode | None = None
+    max_turns: int | None = None
+    new: bool = False
+
+
+def detect_notebook_path(workspace: Path) -> Path | None:
+    """The notebook this kernel serves, from the variable jupyter_server sets for kernels."""
+    name = os.environ.get("JPY_SESSION_NAME")
+    if not name:
+        return None
+    path = Path(name)
+    if not path.is_absolute():
+        candidate = workspace / path
+        path = candidate if candidate.exists() else workspace / path.name
+    return path
+
+
+@dataclass
+class GoatRuntime:
+    """Owns the session and everything attached to it; the magic layer drives it."""
+
+    workspace: Path
+    session: Session = field(init=False)
+    registry: Registry = field(init=False)
+    services: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
+    policy: PermissionPolicy | None = None
+    hooks: Hooks = field(default_factory=HookRunner)  # settings hooks + hooks registered from Python
+
+    def __post_init__(self) -> None:
+        self.workspace = self.workspace.resolve()
+        self._install(self._fresh_session())
+
+    def _fresh_session(self) -> Session:
+        settings = load_settings(self.workspace)
+        session = Session(workspace=self.workspace, settings=settings)
+        session.notebook_path = detect_notebook_path(self.workspace)
+        return session
+
+    def _install(self, session: Session) -> None:
+        self.session = session
+        self.registry = default_registry(session=session)
+        for tool in custom_tools().values():  # registered from a cell (goat_jupyter.tool)
+            self.registry.register(tool)
+        self._attach_services()
+
+    def _attach_services(self) -> None:
+        """Runtimes that tools reach through ctx.service(key); one line per feature."""
+        # web (WebFetch/WebSearch), mcp, subagents/teams, bridge/kernel are attached here.
+        self.services["web"] = LazyService(self._web_service)
+        self.services.update(subagent_services(self.llm_client))
+        self.services["mcp"] = attach_mcp(self.services.get("mcp"), self.registry, self.session)
+        self.services.setdefault("bridge", live_notebook_service())  # None outside a kernel
+        self.services.setdefault("kernel", kernel_service())
+
+    def start_background_services(self) -> None:
+        """Begin what connects in the background (MCP servers) as soon as the extension loads."""
+        self.services["mcp"].start()
+
+    def _web_service(self) -> Any:
+        from goat_jupyter.web import WebService  # httpx + BeautifulSoup: not at %load_ext
+
+        return WebService(llm_client=self.llm_client)
+
+    def new_session(self) -> Session:
+        self.session.release()
+        retire(self.session)
+        self._install(self._fresh_session())
+        return self.session
+
+    def resume(self, session_id: str | None = None) -> Session:
+        """Load a saved session (the newest when no id is given) and make it current."""
+        saved = list_sessions(self.workspace)
+        matches = [p for p in saved if session_id is None or p.stem.startswith(session_id)]
+        if not matches:
+            raise LookupError(f"No saved session matches {session_id!r} in {self.workspace}/.goat/sessions.")
+        self.session.release()
+        session = load_session(matches[0], self.workspace)
+        session.settings = self.session.settings
+        session.notebook_path = self.session.notebook_path
+        retire(self.session)
+        self._install(session)
+        return session
+
+    def llm_client(self, settings: Settings) -> LLMClient:
+        return llm_client_for(settings)
+
+    async def run(self, prompt: str, options: RunOptions, emit: EventSink) -> RunResult:
+        """Run one prompt; a ticker keeps the loop responsive so an interrupt lands at once."""
+        if options.new:
+            self.new_session()
+        settings = self._effective_settings(options)
+        saved = self.session.settings
+        self.session.settings = settings
+        executor = Executor(
+            self.registry,
+            self.session,
+            policy=self.policy,
+            hooks=self.hooks,
+            emit=emit,
+            services=self.services,
+        )
+        agent = Agent(
+            self.session,
+            self.registry,
+            executor,
+            self.llm_client(settings),
+            emit,
+            max_turns=settings.max_turns,
+            summarizer=llm_client_for(settings, settings.small_model or settings.model),
+        )
+        ticker = asyncio.ensure_future(_tick())
+        try:
+
+            def notify(text: str) -> None:
+                emit(Notice(text, "info"))
+
+            await self.services["mcp"].wait_ready(notify=notify)  # the first turn sees MCP tools
+            return await agent.run(prompt)
+        except asyncio.CancelledError:
+            await self.session.tasks.stop_all()
+            raise
+        finally:
+            ticker.cancel()
+            if self.session.settings is settings:
+                # Keep runtime changes made during the run (Config tool), drop the per-cell overrides.
+                self.session.settings = _drop_overrides(settings, saved, options)
+
+    def _effective_settings(self, options: RunOptions) -> Settings:
+        update: dict[str, Any] = {}
+        if options.model:
+            update["model"] = options.model
+        if options.mode:
+            update["permission_mode"] = options.mode
+        if options.max_turns:
+            update["max_turns"] = options.max_turns
+        return self.session.settings.model_copy(update=update)
+
+    def shutdown(self) -> None:
+        """Synchronous last resort at interpreter exit: kill every process goat started."""
+        self.session.tasks.kill_all_now()
+        kill_everything()
+
+
+class LazyService:
+    """Builds a service on first use, so heavy imports wait until a tool needs them."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._service: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._service is None:
+            self._service = self._build()
+        return getattr(self._service, name)
+
+
+def retire(session: Session) -> None:
+    """Stop a replaced session's background tasks and every process goat started, from sync code."""
+    kill_everything()  # also what ended calls left running with `&`
+    if not any(task.status == "running" for task in session.tasks.all()):
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(session.tasks.stop_all())
+        return
+    task = loop.create_task(session.tasks.stop_all())
+    _retiring.add(task)
+    task.add_done_callback(_retiring.discard)
+
+
+def _drop_overrides(used: Settings, saved: Settings, options: RunOptions) -> Settings:
+    restored = used.model_copy()
+    if options.model:
+        restored.model = saved.model
+    if options.mode and used.permission_mode == options.mode:
+        restored.permission_mode = saved.permission_mode
+    if options.max_turns:
+        restored.max_turns = saved.max_turns
+    return restored
+
+
+async def _tick() -> None:
+    while True:
+        await asyncio.sleep(TICK_S)

@@ -1,0 +1,211 @@
+"""The "kernel" service: RunCell and KernelInspect against this kernel's user namespace."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextvars
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
+from goat_jupyter.kernel.summary import summarize
+from goat_jupyter.notebook import CellInfo, NotebookBackend, find_cell
+from goat_jupyter.text import cut_middle
+from goat_jupyter.tools.base import Attachment, ToolContext, ToolOutput
+from goat_jupyter.tools.notebook_live import choose_backend, notebook_service, resolve_notebook
+from goat_jupyter.tools.notebook_view import strip_ansi
+from goat_jupyter.tools.read_formats import prepare_image
+
+if TYPE_CHECKING:
+    from goat_jupyter.kernel.capture import Output, OutputSink
+    from goat_jupyter.tools.kernel_inspect import KernelInspectInput
+    from goat_jupyter.tools.run_cell import RunCellInput
+
+MAX_IMAGES = 10
+MAX_IMAGE_SIDE = 1024  # cell outputs (plots) reach the model at most this many pixels on the long side
+MAX_ERROR_OUTPUT_CHARS = 28_000  # like Bash: head and tail of long output
+_IMAGE_KINDS = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+class KernelService:
+    """Runs code in `shell` (the kernel's IPython shell) for the RunCell and KernelInspect tools."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+
+    async def run_cell(self, args: RunCellInput, ctx: ToolContext) -> ToolOutput:
+        from goat_jupyter.kernel.capture import OutputSink, captured
+
+        path = await self._notebook_path(args.notebook_path, ctx)
+        backend = await choose_backend(path, ctx)
+        if not backend.live:
+            ctx.session.file_reads.check_writable(path)
+        cell = self._runnable(find_cell(await backend.list_cells(), args.cell_id, where=str(path)), ctx)
+        count = self._next_execution_count()
+        sink = OutputSink(on_text=_progress_sink(ctx))
+        await captured(self.shell, sink, lambda: self._run_drawing(cell.source, sink, count))
+        await _write_outputs(backend, cell, sink.outputs, count)
+        if not backend.live:
+            ctx.session.file_reads.record(path)
+        text, attachments = outputs_for_model(sink.outputs)
+        where = f"cell {cell.id} (index {cell.index}) of {path}"
+        failed = sink.first_error()
+        if failed is not None:
+            raise ToolExecutionError(
+                f"Running {where} raised {failed['ename']}: {failed['evalue']}. Its outputs are in the cell:",
+                output=cut_middle(text, MAX_ERROR_OUTPUT_CHARS),  # error results skip the executor's bounding
+            )
+        meta = {
+            "notebook_path": str(path),
+            "cell_id": cell.id,
+            "execution_count": count,
+            "live": backend.live,
+        }
+        body = text or "(the cell produced no output)"
+        return ToolOutput(
+            f"Ran {where} as execution [{count}]. Outputs:\n{body}", metadata=meta, attachments=attachments
+        )
+
+    async def _run_drawing(self, source: str, sink: OutputSink, count: int) -> None:
+        """Run the source, then publish the figures it drew as its own outputs (not the %%goat cell's)."""
+        from goat_jupyter.kernel.capture import run_source
+        from goat_jupyter.kernel.figures import flush_figures, open_figures
+
+        before = open_figures()
+        await run_source(self.shell, source, sink, count)
+        flush_figures(sink, before)
+
+    async def inspect(self, args: KernelInspectInput, ctx: ToolContext) -> ToolOutput:
+        from goat_jupyter.kernel.capture import OutputSink, captured, evaluate
+
+        sink = OutputSink()
+        try:
+            value = await captured(self.shell, sink, lambda: evaluate(self.shell, args.expression))
+        except SyntaxError as exc:
+            raise InvalidInputError(
+                f"{args.expression!r} is not a Python expression ({exc.msg}). KernelInspect evaluates one "
+                "expression; to run statements, put them in a cell and use RunCell."
+            ) from None
+        except Exception as exc:  # the expression failed in the user's namespace
+            raise ToolExecutionError(
+                f"Evaluating {args.expression!r} raised {type(exc).__name__}: {exc}"
+            ) from None
+        text = summarize(value)
+        printed, _ = outputs_for_model(sink.outputs)
+        if printed:
+            text += f"\n\nOutput while evaluating:\n{printed}"
+        return ToolOutput(text, metadata={"expression": args.expression, "type": type(value).__name__})
+
+    async def _notebook_path(self, raw: str | None, ctx: ToolContext) -> Path:
+        path = await resolve_notebook(raw, ctx)
+        if path is None:
+            raise InvalidInputError(
+                "Which notebook? This kernel's notebook is not known here: give notebook_path."
+            )
+        return path
+
+    def _runnable(self, cell: CellInfo, ctx: ToolContext) -> CellInfo:
+        service = notebook_service(ctx)
+        if cell.cell_type != "code":
+            raise InvalidInputError(f"Cell {cell.id} is a {cell.cell_type} cell; only code cells can run.")
+        if cell.source.lstrip().startswith("%%goat") or (service and cell.id == service.running_cell_id):
+            raise InvalidInputError(
+                f"Cell {cell.id} is a %%goat cell; running it from here would start goat inside itself."
+            )
+        return cell
+
+    def _next_execution_count(self) -> int:
+        """A number after the running %%goat cell's own: that cell keeps its number (its reply is
+        counted from the shell's counter), and once its reply is out the counter skips the numbers
+        used here, so the next cell the user runs does not repeat one."""
+        self._reserved = max(getattr(self, "_reserved", 0), int(self.shell.execution_count)) + 1
+        if not getattr(self, "_skip_hooked", False):
+            self._skip_hooked = True
+            self.shell.events.register("post_run_cell", self._skip_used_counts)
+        return self._reserved
+
+    def _skip_used_counts(self, *_: Any) -> None:
+        """After the cell ends: move the counter past the numbers RunCell used (after the reply is sent)."""
+        self.shell.events.unregister("post_run_cell", self._skip_used_counts)
+        self._skip_hooked = False
+        used = self._reserved
+
+        def skip() -> None:
+            self.shell.execution_count = max(int(self.shell.execution_count), used + 1)
+
+        asyncio.get_running_loop().call_soon(skip)
+
+
+async def _write_outputs(backend: NotebookBackend, cell: CellInfo, outputs: list[Output], count: int) -> None:
+    try:
+        await backend.set_outputs(cell.id, outputs, count)
+        await backend.save()
+    except GoatError as exc:
+        raise ToolExecutionError(
+            f"Cell {cell.id} ran, but its outputs could not be written into {backend.path}: {exc.message}",
+            output=outputs_for_model(outputs)[0],
+        ) from None
+
+
+def _progress_sink(ctx: ToolContext) -> Callable[[str], None]:
+    """Stream printed text to the tool card, from outside the capturing context (no loop-back)."""
+    loop = asyncio.get_running_loop()
+    outside = contextvars.copy_context()
+
+    def on_text(text: str) -> None:
+        loop.call_soon(lambda: ctx.progress(output=text), context=outside)
+
+    return on_text
+
+
+def outputs_for_model(outputs: list[Output]) -> tuple[str, list[Attachment]]:
+    """The outputs as text (streams, results as text/plain, errors) plus images as attachments."""
+    parts: list[str] = []
+    images: list[Attachment] = []
+    for output in outputs:
+        kind = output.get("output_type")
+        if kind == "stream":
+            parts.append(f"[{output.get('name', 'stdout')}]\n{strip_ansi(str(output.get('text', '')))}")
+        elif kind == "error":
+            lines = cast(list[object], output.get("traceback") or [])
+            traceback = strip_ansi("\n".join(str(line) for line in lines))
+            parts.append(f"[error] {output.get('ename')}: {output.get('evalue')}\n{traceback}")
+        else:
+            label = "[result]" if kind == "execute_result" else "[display]"
+            parts.append(f"{label}\n{_data_text(output.get('data') or {}, images)}")
+    return "\n".join(parts), images
+
+
+def _data_text(data: dict[str, Any], images: list[Attachment]) -> str:
+    pieces: list[str] = []
+    for mime in _IMAGE_KINDS:
+        if mime in data:
+            pieces.append(_image(str(data[mime]), mime, images))
+    if "text/plain" in data:
+        pieces.append(strip_ansi(str(data["text/plain"])))
+    return "\n".join(pieces) or f"(output with {', '.join(data) or 'no data'})"
+
+
+def _image(value: str, mime: str, images: list[Attachment]) -> str:
+    if len(images) >= MAX_IMAGES:
+        return f"({mime} not attached: {MAX_IMAGES} images already attached)"
+    try:
+        shown = prepare_image(base64.b64decode("".join(value.split()), validate=True), MAX_IMAGE_SIDE)
+    except (binascii.Error, ValueError, GoatError):
+        return f"({mime} output that could not be decoded)"
+    images.append(shown.attachment(f"Cell output image {len(images) + 1}: {shown.describe()}"))
+    return f"(image {len(images)}: {shown.describe()}, attached)"
+
+
+def kernel_service() -> KernelService | None:
+    """The service for the IPython shell running this code; None outside IPython."""
+    if "IPython" not in sys.modules:
+        return None
+    from IPython.core.getipython import get_ipython
+
+    shell = get_ipython()
+    return None if shell is None else KernelService(shell)

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from goat_jupyter.api import approver, hook, tool, unregister_tool
 
-__version__ = "0.1.0"
+from goat_jupyter.version import __version__
+
 __all__ = [
     "__version__",
     "approver",
@@ -61,8 +62,9 @@ async def _undo() -> None:  # pyright: ignore[reportUnusedFunction]
 
     await await_agent_import()
     from goat_jupyter.kernel.checkpoint_run import undo_last
+    from goat_jupyter.kernel.magic import runtime
 
-    await undo_last()
+    await undo_last(runtime())
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:  # pyright: ignore[reportUnusedFunction]

@@ -11,8 +11,8 @@ from goat_jupyter.agent.context import Budget, budget_for, prune_point, pruned_v
 from goat_jupyter.agent.llm import LLMClient
 from goat_jupyter.agent.prompts import reminder, system_prompt
 from goat_jupyter.agent.session import Message, Session
+from goat_jupyter.tools.catalog import ToolCatalog
 from goat_jupyter.tools.events import EventSink, Notice
-from goat_jupyter.tools.registry import Registry
 
 EPHEMERAL = {"type": "ephemeral"}
 MCP_RESOURCE_TOOLS = ("ListMcpResources", "ReadMcpResource")
@@ -64,7 +64,7 @@ def lean_schema(value: Any) -> Any:
     return out
 
 
-def offered_tools(registry: Registry, hidden: set[str]) -> list[dict[str, Any]]:
+def offered_tools(registry: ToolCatalog, hidden: set[str]) -> list[dict[str, Any]]:
     """The tool definitions sent to the model: usable tools only, lean schemas."""
     tools: list[dict[str, Any]] = []
     for tool in registry.llm_tools():
@@ -114,7 +114,7 @@ class ContextKeeper:
     def __init__(
         self,
         session: Session,
-        registry: Registry,
+        registry: ToolCatalog,
         services: dict[str, Any],
         llm: LLMClient,
         emit: EventSink,

@@ -13,8 +13,8 @@ from goat_jupyter.agent.llm import AssistantTurn, LLMClient, Usage, litellm_load
 from goat_jupyter.agent.session import Message, Session, as_list
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
+from goat_jupyter.tools.catalog import ToolCatalog
 from goat_jupyter.tools.events import EventSink, Notice, RunFinished, TextDelta, TurnUsage
-from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.runner import Executor, ToolCall
 
 
@@ -74,7 +74,7 @@ class Agent:
     def __init__(
         self,
         session: Session,
-        registry: Registry,
+        registry: ToolCatalog,
         executor: Executor,
         llm: LLMClient,
         emit: EventSink,

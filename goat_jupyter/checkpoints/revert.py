@@ -7,8 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
+from goat_jupyter.checkpoints.changes import CellChange, Change, FileChange, MoveChange, RevertReport
 from goat_jupyter.checkpoints.files import fingerprint, restore
-from goat_jupyter.checkpoints.store import CellChange, Change, FileChange, MoveChange, RevertReport
 from goat_jupyter.notebook import CellInfo, FileNotebook, NotebookBackend
 from goat_jupyter.notebook.live_notebook import LiveNotebook
 from goat_jupyter.notebook.select import NotebookService, cell_hash

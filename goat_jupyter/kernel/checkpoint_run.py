@@ -181,11 +181,8 @@ async def revert_run(goat: GoatRuntime, run: RunCheckpoint, *, probe: bool) -> R
     return report
 
 
-async def undo_last() -> None:
+async def undo_last(goat: GoatRuntime) -> None:
     """`%goat undo`: revert the newest run that changed something and was not reverted yet."""
-    from goat_jupyter.kernel.magic import runtime
-
-    goat = runtime()
     run = checkpoints_of(goat).last_revertible()
     if run is None:
         print(

@@ -142,7 +142,7 @@ def _undo(goat: GoatRuntime, args: list[str]) -> None:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        asyncio.run(undo_last())
+        asyncio.run(undo_last(goat))
         return
     print(
         "Put `%goat undo` on a line of its own at the top level of a cell, so it can wait for the notebook."

@@ -21,9 +21,10 @@ from goat_jupyter.processes.owner import kill_everything
 from goat_jupyter.settings import PermissionMode, Settings, load_settings
 from goat_jupyter.subagents import subagent_services
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.decisions import Hooks, PermissionPolicy
 from goat_jupyter.tools.events import EventSink, Notice
 from goat_jupyter.tools.registry import Registry
-from goat_jupyter.tools.runner import Executor, Hooks, PermissionPolicy
+from goat_jupyter.tools.runner import Executor
 
 TICK_S = 0.1
 _retiring: set[asyncio.Task[None]] = set()  # keeps fire-and-forget shutdowns alive until done

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from goat_jupyter.mcp.config import MCP_JSON, StdioServerConfig
+from goat_jupyter.mcp.config import MCP_JSON, McpConfig, McpTimeouts, StdioServerConfig
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from goat_jupyter.mcp.client import ServerConnection
-    from goat_jupyter.mcp.manager import McpManager
+
+
+class ManagerView(Protocol):
+    """What the report reads of mcp/manager.py's ManagerView."""
+
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def timeouts(self) -> McpTimeouts: ...
+    @property
+    def config(self) -> McpConfig: ...
+    @property
+    def connections(self) -> dict[str, ServerConnection]: ...
+    def registry_names(self) -> list[str]: ...
 
 
 def _target(conn: ServerConnection) -> str:
@@ -18,7 +33,7 @@ def _target(conn: ServerConnection) -> str:
     return config.url
 
 
-def _server_lines(manager: McpManager, conn: ServerConnection) -> list[str]:
+def _server_lines(manager: ManagerView, conn: ServerConnection) -> list[str]:
     source = manager.config.sources.get(conn.name, "")
     lines = [f"{conn.name}  [{conn.transport}, {source}]  {conn.status}  ({_target(conn)})"]
     if conn.error:
@@ -29,7 +44,7 @@ def _server_lines(manager: McpManager, conn: ServerConnection) -> list[str]:
     return lines
 
 
-def status_text(manager: McpManager) -> str:
+def status_text(manager: ManagerView) -> str:
     """Every configured server, then entries that could not be used and file problems."""
     if not manager.connections and not manager.config.errors and not manager.config.problems:
         return (

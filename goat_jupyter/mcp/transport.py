@@ -34,7 +34,7 @@ async def open_client(
     from mcp.client.stdio import stdio_client
     from mcp_types import Implementation
 
-    from goat_jupyter import __version__
+    from goat_jupyter.version import __version__
 
     if isinstance(config, StdioServerConfig):
         workdir = cwd / config.cwd if config.cwd else cwd  # a relative cwd is taken from the workspace

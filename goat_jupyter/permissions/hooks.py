@@ -29,7 +29,7 @@ from goat_jupyter.permissions.hooks_exec import (
     run_hook,
 )
 from goat_jupyter.tools.base import ToolContext, ToolOutput
-from goat_jupyter.tools.runner import HookOutcome
+from goat_jupyter.tools.decisions import HookOutcome
 
 DEFAULT_TIMEOUT_S = 60.0
 Verdict = Literal["allow", "deny", "ask"]

@@ -25,7 +25,7 @@ from goat_jupyter.permissions.protected import hook_commands_of
 from goat_jupyter.settings import workspace_settings_path
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput
-from goat_jupyter.tools.runner import HookOutcome, PermissionDecision
+from goat_jupyter.tools.decisions import HookOutcome, PermissionDecision
 
 PreviewKind = Literal["diff", "command", "url", "code", "plan", "arguments"]
 Choice = Literal["allow_once", "allow_session", "always_allow", "deny"]
@@ -292,4 +292,4 @@ class StdinApprover:
 def _host_allowed(ctx: ToolContext) -> tuple[str, ...]:
     """Tools the host marked auto-allowed (`Registry.with_allowed`) act as allow rules: deny and
     ask rules and plan mode still win over them."""
-    return ctx.executor.registry.allowed_names() if ctx.executor is not None else ()
+    return ctx.executor.allowed_names() if ctx.executor is not None else ()

@@ -125,7 +125,7 @@ def _no_notices() -> list[str]:
 
 
 def _parent_executor(ctx: ToolContext) -> Executor:
-    if ctx.executor is not None:
+    if isinstance(ctx.executor, Executor):
         return ctx.executor
     return Executor(default_registry(session=ctx.session), ctx.session, services=ctx.services)
 

@@ -11,7 +11,7 @@ from goat_jupyter.errors import InvalidInputError, PermissionDeniedError
 from goat_jupyter.settings import PERMISSION_MODES, PermissionMode, Settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.base import Tool
-from goat_jupyter.tools.registry import Registry
+from goat_jupyter.tools.catalog import ToolCatalog
 
 # Tools no subagent gets: no nesting, no questions to the user, no plan approval, no control over the
 # parent's background tasks, no team management (only the main agent leads a team).
@@ -85,7 +85,7 @@ def subagent_type(name: str) -> SubagentType:
     raise InvalidInputError(f"Unknown subagent_type '{name}'. Available types: {available}.")
 
 
-def tools_for(kind: SubagentType, parent: Registry) -> Registry:
+def tools_for(kind: SubagentType, parent: ToolCatalog) -> ToolCatalog:
     """The parent's tools this type may use, in the parent's order."""
     return parent.subset([tool.name for tool in parent.tools() if kind.allows(tool)])
 

@@ -8,15 +8,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from goat_jupyter.errors import InvalidPathError, NotAvailableError
 from goat_jupyter.state import SessionState
-
-if TYPE_CHECKING:
-    from goat_jupyter.tools.runner import Executor
+from goat_jupyter.tools.output import Attachment as Attachment
+from goat_jupyter.tools.output import ToolOutput as ToolOutput
 
 SideEffect = Literal["none", "read_only", "mutating", "network", "blocking", "spawns"]
 
@@ -30,38 +29,20 @@ class ToolInput(BaseModel):
 InputT = TypeVar("InputT", bound=ToolInput)
 
 
-@dataclass
-class Attachment:
-    """Binary content for the user and (for images) the model: base64 data plus its mime type."""
-
-    mime_type: str
-    data: str  # base64
-    description: str = ""
-
-
-@dataclass
-class ToolOutput:
-    content: str
-    is_error: bool = False
-    title: str = ""
-    metadata: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
-    attachments: list[Attachment] = field(default_factory=lambda: list[Attachment]())
-    # For the user only; the model reads `content`. `summary` is a few words for the call's one line
-    # ("49 lines"); `display` replaces `content` in the details when hints for the model would be noise.
-    summary: str = ""
-    display: str | None = None
-
-    @property
-    def error_code(self) -> str | None:
-        return self.metadata.get("error_code")
-
-
 class ProgressSink(Protocol):
     def __call__(self, *, title: str | None = None, output: str | None = None) -> None: ...
 
 
 def _no_progress(*, title: str | None = None, output: str | None = None) -> None:
     return None
+
+
+class CallHost(Protocol):
+    """What a running tool sees of the executor running it (tools/runner.py's Executor)."""
+
+    def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None: ...
+
+    def allowed_names(self) -> tuple[str, ...]: ...
 
 
 @dataclass
@@ -72,7 +53,7 @@ class ToolContext:
     tool_call_id: str = ""
     progress: ProgressSink = _no_progress
     services: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
-    executor: Executor | None = None  # the one running this call; subagents inherit its policy and events
+    executor: CallHost | None = None  # the one running this call; subagents inherit its policy and events
 
     @property
     def cwd(self) -> Path:
@@ -88,7 +69,7 @@ class ToolContext:
 
     def read_deny_checker(self) -> Callable[[Path], str | None] | None:
         """For searches over folders: the deny rule hiding a file from results (None: no such rules)."""
-        return self.executor.policy.read_deny_checker(self.session) if self.executor else None
+        return self.executor.read_deny_checker(self.session) if self.executor else None
 
     def service(self, key: str, tool_name: str) -> Any:
         """A runtime the host plugged in (ui, bridge, subagents, mcp, web); clear error if absent."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from goat_jupyter.tools.base import ToolOutput
+    from goat_jupyter.tools.output import ToolOutput
 
 
 @dataclass

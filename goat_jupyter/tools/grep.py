@@ -16,13 +16,23 @@ from goat_jupyter.tools.grep_backend import (
     GrepBackend,
     GrepQuery,
     OutputMode,
+    RipgrepBackend,
     SearchResult,
-    default_backend,
 )
+from goat_jupyter.tools.grep_fallback import PythonGrepBackend
+from goat_jupyter.tools.ripgrep import find_rg
 from goat_jupyter.tools.search_filter import drop_denied, with_note
 
 DEFAULT_HEAD_LIMIT = 250
 _LINE_PREFIX = re.compile(rb"(\d+)([:-])")
+
+
+def default_backend() -> GrepBackend:
+    """ripgrep when its binary is available, else the pure-Python search."""
+    rg = find_rg()
+    if rg is not None:
+        return RipgrepBackend(rg)
+    return PythonGrepBackend()
 
 
 class GrepInput(ToolInput):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from goat_jupyter.errors import InvalidInputError, ToolExecutionError
-from goat_jupyter.tools.ripgrep import RgResult, find_rg, run_rg
+from goat_jupyter.tools.ripgrep import RgResult, run_rg
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 MAX_COLUMNS = 500  # longer lines are shown as a preview of this many characters (rg --max-columns)
@@ -140,13 +140,3 @@ def parse_content(stdout: bytes) -> list[FileHits]:
         if sep:
             files.append(FileHits(decode_path(raw_path), body=body.removesuffix(b"\n")))
     return files
-
-
-def default_backend() -> GrepBackend:
-    """ripgrep when its binary is available, else the pure-Python search."""
-    rg = find_rg()
-    if rg is not None:
-        return RipgrepBackend(rg)
-    from goat_jupyter.tools.grep_fallback import PythonGrepBackend
-
-    return PythonGrepBackend()

@@ -1,108 +1,24 @@
-"""The tool catalog: registration, lookup, LLM schemas, and direct calls."""
+"""The registry: the tool catalog plus direct calls through the executor (no permissions or hooks)."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from goat_jupyter.state import SessionState
-from goat_jupyter.tools.base import Tool, ToolOutput, render_description
+from goat_jupyter.tools.catalog import ToolCatalog
 from goat_jupyter.tools.runner import Executor, ToolCall
 
+if TYPE_CHECKING:
+    from goat_jupyter.state import SessionState
+    from goat_jupyter.tools.output import ToolOutput
 
-class Registry:
-    """Thread-safe, insertion-ordered set of tools with a default session for `call`."""
+
+class Registry(ToolCatalog):
+    """The catalog with a default session for `call`."""
 
     def __init__(self, session: SessionState | None = None, *, cwd: str | Path | None = None) -> None:
-        self._lock = threading.RLock()
-        self._tools: dict[str, Tool[Any]] = {}
-        self._allowed: set[str] = set()
-        self.session = session or SessionState(workspace=Path(cwd or Path.cwd()))
+        super().__init__(session, cwd=cwd)
         self._call_counter = 0
-
-    def register(self, tool: Tool[Any]) -> None:
-        with self._lock:
-            self._tools[tool.name] = tool
-
-    def unregister(self, name: str) -> None:
-        with self._lock:
-            self._tools.pop(name, None)
-            self._allowed.discard(name)
-
-    def register_mcp_tool(
-        self,
-        server: str,
-        name: str,
-        description: str,
-        schema: dict[str, Any],
-        annotations: dict[str, Any] | None,
-        client: Any,
-    ) -> Tool[Any]:
-        from goat_jupyter.tools.mcp_tool import McpTool
-
-        tool = McpTool(server, name, description, schema, annotations or {}, client)
-        self.register(tool)
-        return tool
-
-    def unregister_mcp_tools(self, prefix: str) -> list[str]:
-        with self._lock:
-            removed = [n for n in self._tools if n.startswith(prefix)]
-            for name in removed:
-                self.unregister(name)
-        return removed
-
-    def get(self, name: str) -> Tool[Any] | None:
-        with self._lock:
-            return self._tools.get(name)
-
-    def names(self) -> list[str]:
-        with self._lock:
-            return list(self._tools)
-
-    def tools(self) -> list[Tool[Any]]:
-        with self._lock:
-            return list(self._tools.values())
-
-    def with_allowed(self, *names: str) -> Registry:
-        """Mark tools as auto-allowed (no permission prompt); returns self for chaining."""
-        with self._lock:
-            self._allowed.update(names)
-        return self
-
-    def is_allowed(self, name: str) -> bool:
-        with self._lock:
-            return name in self._allowed
-
-    def allowed_names(self) -> tuple[str, ...]:
-        with self._lock:
-            return tuple(sorted(self._allowed))
-
-    def subset(self, names: list[str] | None = None, *, exclude: set[str] | None = None) -> Registry:
-        """A registry sharing these tool objects, restricted to `names` and without `exclude`."""
-        child = Registry(self.session)
-        for tool in self.tools():
-            if (names is None or tool.name in names) and tool.name not in (exclude or set()):
-                child.register(tool)
-        child.with_allowed(*self._allowed)
-        return child
-
-    def llm_tools(self) -> list[dict[str, Any]]:
-        """Every tool in OpenAI function format, descriptions rendered for this session."""
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": render_description(
-                        tool.description, workspace=self.session.workspace, cwd=self.session.cwd
-                    ),
-                    "parameters": tool.parameters_schema(),
-                },
-            }
-            for tool in self.tools()
-            if not tool.hidden
-        ]
 
     async def call(self, name: str, tool_input: dict[str, Any] | str) -> ToolOutput:
         """Validate and run one tool in the default session; no permissions or hooks."""

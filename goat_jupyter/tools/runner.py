@@ -6,9 +6,9 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -21,11 +21,17 @@ from goat_jupyter.errors import (
 )
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.decisions import AllowAll as AllowAll
+from goat_jupyter.tools.decisions import HookOutcome as HookOutcome
+from goat_jupyter.tools.decisions import Hooks as Hooks
+from goat_jupyter.tools.decisions import NoHooks as NoHooks
+from goat_jupyter.tools.decisions import PermissionDecision as PermissionDecision
+from goat_jupyter.tools.decisions import PermissionPolicy as PermissionPolicy
 from goat_jupyter.tools.events import EventSink, Notice, ToolFinished, ToolProgress, ToolStarted, drop_event
 
 if TYPE_CHECKING:
     from goat_jupyter.state import SessionState
-    from goat_jupyter.tools.registry import Registry
+    from goat_jupyter.tools.catalog import ToolCatalog
 
 MAX_CONCURRENT_READS = 10
 EMPTY_RESULT = "(Tool completed with no output)"
@@ -39,66 +45,6 @@ class ToolCall:
     id: str
     name: str
     arguments: dict[str, Any] | str
-
-
-@dataclass
-class PermissionDecision:
-    behavior: Literal["allow", "deny", "ask"]
-    message: str = ""
-    updated_input: dict[str, Any] | None = None
-
-
-@dataclass
-class HookOutcome:
-    """What PreToolUse/PostToolUse hooks said: a decision, changed input, extra context."""
-
-    decision: Literal["allow", "deny", "ask"] | None = None
-    reason: str = ""
-    updated_input: dict[str, Any] | None = None
-    additional_context: list[str] = field(default_factory=lambda: list[str]())
-    notices: list[str] = field(default_factory=lambda: list[str]())  # for the user only (failing hooks)
-
-
-class PermissionPolicy(Protocol):
-    async def decide(
-        self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
-    ) -> PermissionDecision: ...
-
-    def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None:
-        """Which files searches must leave out (the deny rule that hides each); None: all may show."""
-        ...
-
-
-class Hooks(Protocol):
-    async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: ToolContext) -> HookOutcome: ...
-
-    async def post_tool_use(
-        self, name: str, args: dict[str, Any], output: ToolOutput, ctx: ToolContext
-    ) -> HookOutcome: ...
-
-
-class AllowAll:
-    """The permission point's default until a real policy is plugged in."""
-
-    async def decide(
-        self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
-    ) -> PermissionDecision:
-        if hook.decision == "deny":
-            return PermissionDecision("deny", hook.reason or "Blocked by a PreToolUse hook.")
-        return PermissionDecision("allow")
-
-    def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None:
-        return None
-
-
-class NoHooks:
-    async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: ToolContext) -> HookOutcome:
-        return HookOutcome()
-
-    async def post_tool_use(
-        self, name: str, args: dict[str, Any], output: ToolOutput, ctx: ToolContext
-    ) -> HookOutcome:
-        return HookOutcome()
 
 
 def error_output(exc: GoatError, *, title: str = "") -> ToolOutput:
@@ -173,7 +119,7 @@ class Executor:
 
     def __init__(
         self,
-        registry: Registry,
+        registry: ToolCatalog,
         session: SessionState,
         *,
         policy: PermissionPolicy | None = None,
@@ -194,6 +140,12 @@ class Executor:
         self.settled: dict[str, ToolOutput] = {}
         self._partial: dict[str, str] = {}
         self._waited: dict[str, float] = {}  # time in the permission step (the user deciding)
+
+    def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None:
+        return self.policy.read_deny_checker(session)
+
+    def allowed_names(self) -> tuple[str, ...]:
+        return self.registry.allowed_names()
 
     async def run_calls(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
         """Consecutive concurrency-safe calls run together (max 10); results keep the model's order."""

@@ -1,0 +1,79 @@
+"""What a run changed (files, moves, cells) and what reverting it did: the records store and revert share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from goat_jupyter.checkpoints.files import Budget, PathState
+from goat_jupyter.notebook import CellInfo
+
+
+@dataclass
+class FileChange:
+    path: Path
+    before: PathState
+    after: str  # fingerprint right after the tool: a different one later means someone else changed it
+
+
+@dataclass
+class MoveChange:
+    source: Path
+    target: Path
+    target_before: PathState
+    after: str
+
+
+@dataclass
+class CellChange:
+    notebook: Path
+    kind: Literal["insert", "replace", "delete", "outputs"]
+    cell_id: str
+    before: CellInfo | None = None
+    previous_id: str | None = None  # delete: the cell above it at the time
+    after: str | None = None  # insert/replace: cell_hash of what goat wrote
+
+
+Change = FileChange | MoveChange | CellChange
+
+
+@dataclass
+class RunCheckpoint:
+    """What one %%goat run changed, in order, and what it did that cannot be undone."""
+
+    number: int
+    label: str
+    changes: list[Change] = field(default_factory=lambda: list[Change]())
+    not_undone: list[str] = field(default_factory=lambda: list[str]())
+    reverted: bool = False
+    budget: Budget = field(default_factory=Budget)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+    def summary(self) -> str:
+        files = {c.path for c in self.changes if isinstance(c, FileChange)}
+        files |= {p for c in self.changes if isinstance(c, MoveChange) for p in (c.source, c.target)}
+        cells = {c.cell_id for c in self.changes if isinstance(c, CellChange)}
+        parts = [f"{len(files)} file{'s' * (len(files) != 1)}"] if files else []
+        parts += [f"{len(cells)} cell{'s' * (len(cells) != 1)}"] if cells else []
+        return "This run changed " + " and ".join(parts or ["nothing that can be reverted"]) + "."
+
+
+@dataclass
+class RevertReport:
+    run: RunCheckpoint
+    done: list[str] = field(default_factory=lambda: list[str]())
+    skipped: list[str] = field(default_factory=lambda: list[str]())
+    not_undone: list[str] = field(default_factory=lambda: list[str]())
+
+    def text(self) -> str:
+        lines = [f"Reverted %%goat run {self.run.number} ({self.run.label}):"]
+        lines += [f"  - {item}" for item in self.done] or ["  (nothing needed restoring)"]
+        if self.skipped:
+            lines += ["Left as is:", *(f"  - {item}" for item in self.skipped)]
+        if self.not_undone:
+            lines += ["Could not be undone:", *(f"  - {item}" for item in self.not_undone)]
+        return "\n".join(lines)

@@ -1,0 +1,74 @@
+"""The permission point's contract: what a policy and hooks decide about a call (tools/runner.py asks)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from goat_jupyter.state import SessionState
+    from goat_jupyter.tools.base import Tool, ToolContext, ToolInput
+    from goat_jupyter.tools.output import ToolOutput
+
+
+@dataclass
+class PermissionDecision:
+    behavior: Literal["allow", "deny", "ask"]
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+
+
+@dataclass
+class HookOutcome:
+    """What PreToolUse/PostToolUse hooks said: a decision, changed input, extra context."""
+
+    decision: Literal["allow", "deny", "ask"] | None = None
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    additional_context: list[str] = field(default_factory=lambda: list[str]())
+    notices: list[str] = field(default_factory=lambda: list[str]())  # for the user only (failing hooks)
+
+
+class PermissionPolicy(Protocol):
+    async def decide(
+        self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
+    ) -> PermissionDecision: ...
+
+    def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None:
+        """Which files searches must leave out (the deny rule that hides each); None: all may show."""
+        ...
+
+
+class Hooks(Protocol):
+    async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: ToolContext) -> HookOutcome: ...
+
+    async def post_tool_use(
+        self, name: str, args: dict[str, Any], output: ToolOutput, ctx: ToolContext
+    ) -> HookOutcome: ...
+
+
+class AllowAll:
+    """The permission point's default until a real policy is plugged in."""
+
+    async def decide(
+        self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
+    ) -> PermissionDecision:
+        if hook.decision == "deny":
+            return PermissionDecision("deny", hook.reason or "Blocked by a PreToolUse hook.")
+        return PermissionDecision("allow")
+
+    def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None:
+        return None
+
+
+class NoHooks:
+    async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: ToolContext) -> HookOutcome:
+        return HookOutcome()
+
+    async def post_tool_use(
+        self, name: str, args: dict[str, Any], output: ToolOutput, ctx: ToolContext
+    ) -> HookOutcome:
+        return HookOutcome()

@@ -1,0 +1,258 @@
+"""The package's shape: no import circles (lazy and type-only imports count), a core free of IPython,
+and a small package root. Reads the source with `ast`; nothing is imported."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "goat_jupyter"
+CORE = ("goat_jupyter.agent", "goat_jupyter.tools", "goat_jupyter.permissions")
+FRONTEND_ONLY = ("IPython", "ipywidgets")
+MAX_ROOT_MODULES = 10
+
+
+def module_names(package: Path) -> dict[str, Path]:
+    """Dotted name -> file, for every module of the package (a package is its __init__.py)."""
+    names: dict[str, Path] = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names[".".join(parts)] = path
+    return names
+
+
+def imported_names(path: Path, name: str) -> Iterator[str]:
+    """Every module name an import statement anywhere in the file names: top level, in functions,
+    under TYPE_CHECKING, and `importlib.import_module("...")` with a literal name."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".")[: len(name.split(".")) - node.level + is_package]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            yield from (f"{base}.{alias.name}" for alias in node.names)  # a module, else a name in base
+        elif isinstance(node, ast.Call) and _is_import_module(node):
+            argument = node.args[0]
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                yield argument.value
+
+
+def _is_import_module(call: ast.Call) -> bool:
+    func = call.func
+    named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return named in ("import_module", "__import__") and bool(call.args)
+
+
+def ancestors(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def import_graph(package: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Module -> the package modules it imports; module -> the outside top-level packages it imports.
+    `import pkg.a.b` depends on pkg.a.b, plus on each package on the way whose __init__ imports
+    something, except the importer's own packages (those are loading already)."""
+    modules = module_names(package)
+    inner: dict[str, set[str]] = {}
+    outer: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        own = set(ancestors(name))
+        deps: set[str] = set()
+        outer[name] = set()
+        for imported in imported_names(path, name):
+            if imported.split(".")[0] != package.name:
+                outer[name].add(imported.split(".")[0])
+                continue
+            target = _nearest_module(imported, modules)
+            if target is None:
+                continue
+            deps.add(target)
+            deps.update(p for p in ancestors(target) if p not in own and _imports_anything(modules[p], p))
+        deps.discard(name)
+        inner[name] = deps
+    return inner, outer
+
+
+def _nearest_module(imported: str, modules: dict[str, Path]) -> str | None:
+    while imported not in modules and "." in imported:
+        imported = imported.rsplit(".", 1)[0]
+    return imported if imported in modules else None
+
+
+def _imports_anything(path: Path, name: str) -> bool:
+    return any(True for _ in imported_names(path, name))
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, set())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def reachable(graph: dict[str, set[str]], starts: list[str]) -> dict[str, str | None]:
+    """Every module reachable from `starts`, each with the module that first imported it."""
+    seen: dict[str, str | None] = {start: None for start in starts}
+    todo = list(starts)
+    while todo:
+        node = todo.pop()
+        for child in sorted(graph.get(node, set())):
+            if child not in seen:
+                seen[child] = node
+                todo.append(child)
+    return seen
+
+
+def chain(seen: dict[str, str | None], module: str) -> str:
+    path = [module]
+    while (parent := seen[path[-1]]) is not None:
+        path.append(parent)
+    return " <- ".join(path)
+
+
+def frontend_imports(package: Path, core: tuple[str, ...]) -> list[str]:
+    inner, outer = import_graph(package)
+    starts = [name for name in inner if any(name == c or name.startswith(c + ".") for c in core)]
+    seen = reachable(inner, starts)
+    return [
+        f"{chain(seen, module)} imports {', '.join(sorted(outer[module] & set(FRONTEND_ONLY)))}"
+        for module in sorted(seen)
+        if outer[module] & set(FRONTEND_ONLY)
+    ]
+
+
+def test_no_import_circles() -> None:
+    inner, _ = import_graph(PACKAGE)
+    assert circles(inner) == []
+
+
+def test_core_never_reaches_ipython_or_widgets() -> None:
+    assert frontend_imports(PACKAGE, CORE) == []
+
+
+def test_core_packages_exist() -> None:
+    """The check above only means something if the core packages are really there."""
+    inner, _ = import_graph(PACKAGE)
+    for package in CORE:
+        assert sum(1 for name in inner if name.startswith(package + ".")) >= 3, package
+
+
+def test_package_root_is_small() -> None:
+    root_modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(root_modules) <= MAX_ROOT_MODULES, root_modules
+
+
+# The checks themselves, against small packages built to get around them.
+
+
+def write_package(tmp_path: Path, files: dict[str, str]) -> Path:
+    package = tmp_path / "pkg"
+    for relative, source in files.items():
+        path = package / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source))
+    for folder in {p.parent for p in package.rglob("*.py")}:
+        (folder / "__init__.py").touch()
+    return package
+
+
+@pytest.mark.parametrize(
+    ("a_source", "b_source"),
+    [
+        ("import pkg.b\n", "import pkg.a\n"),
+        ("from pkg import b\n", "from pkg.a import thing\n"),
+        ("def f():\n    from pkg import b\n", "from pkg.a import thing\n"),
+        (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import B\n",
+            "class B: ...\ndef g():\n    import pkg.a as a\n",
+        ),
+        ("from . import b\n", "from .a import thing\n"),
+        ("import importlib\nimportlib.import_module('pkg.b')\n", "__import__('pkg.a')\n"),
+    ],
+    ids=["plain", "from", "lazy", "type-only", "relative", "by-name"],
+)
+def test_every_kind_of_import_closes_a_circle(tmp_path: Path, a_source: str, b_source: str) -> None:
+    package = write_package(tmp_path, {"a.py": a_source, "b.py": b_source})
+    inner, _ = import_graph(package)
+    assert circles(inner) == [["pkg.a", "pkg.b"]]
+
+
+def test_a_circle_through_a_package_init_that_imports(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {"sub/__init__.py": "from pkg.sub.x import X\n", "sub/x.py": "from pkg.top import T\nX = 1\n"},
+    )
+    (package / "top.py").write_text("from pkg.sub.y import Y\nT = 1\n")
+    (package / "sub" / "y.py").write_text("Y = 1\n")
+    inner, _ = import_graph(package)
+    assert ["pkg.sub", "pkg.sub.x", "pkg.top"] in circles(inner)
+
+
+def test_a_quiet_package_init_on_the_way_is_no_circle(tmp_path: Path) -> None:
+    package = write_package(tmp_path, {"sub/x.py": "import pkg.sub.y\n", "sub/y.py": "Y = 1\n"})
+    inner, _ = import_graph(package)
+    assert circles(inner) == []
+
+
+def test_ipython_reached_through_a_lazy_import_in_another_package(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "core/loop.py": "from pkg.helpers import show\n",
+            "helpers.py": "def show():\n    from IPython.display import display\n",
+            "ui.py": "import ipywidgets\n",
+        },
+    )
+    found = frontend_imports(package, ("pkg.core",))
+    assert found == ["pkg.helpers <- pkg.core.loop imports IPython"]
+
+
+def test_widgets_by_name_count_too(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path, {"core/w.py": "import importlib\nimportlib.import_module('ipywidgets')\n"}
+    )
+    assert frontend_imports(package, ("pkg.core",)) == ["pkg.core.w imports ipywidgets"]

@@ -1,1 +1,2 @@
-"""permissions."""
+"""Permissions: shell parsing, rules, call facts, protected configuration, the engine, the policy
+the executor asks, and hooks. Never IPython."""

@@ -22,7 +22,7 @@ def _freshly_built_extension_dir() -> list[str]:
     Extra labextension paths win over installed ones, so the tests always load the extension
     built from this working tree, whatever copy pip installed earlier.
     """
-    built = Path(__file__).resolve().parent.parent / "goat_jupyter" / "labextension"
+    built = Path(__file__).resolve().parents[2] / "goat_jupyter" / "labextension"
     if not (built / "package.json").exists():
         return []
     checkout = hashlib.sha1(str(built).encode()).hexdigest()[:12]

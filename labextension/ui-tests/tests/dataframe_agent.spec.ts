@@ -30,7 +30,7 @@ declare const __dirname: string;
 const fs = require('fs');
 const path = require('path');
 
-const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
+const EXAMPLES = path.resolve(__dirname, '..', '..', '..', 'examples');
 const EXAMPLE_FILES = (name: string) => [`${name}.ipynb`, `cassettes/${name}.json`, 'data/sales.csv'];
 // The contents API refuses hidden folders: the kernel writes .goat/settings.json (PREPARE).
 const SETTINGS = fs.readFileSync(path.join(EXAMPLES, '.goat', 'settings.json'), 'utf-8');

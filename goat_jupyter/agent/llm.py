@@ -97,7 +97,7 @@ def _warm_up() -> None:
 
 
 def prewarm_now() -> None:
-    """Warm litellm up once; blocking, so call it from a background thread (see extension.py)."""
+    """Warm litellm up once; blocking, so call it from a background thread (see kernel/extension.py)."""
     global _warm_started
     with _import_lock:
         if _warm_started:

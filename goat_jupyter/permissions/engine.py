@@ -25,7 +25,7 @@ Mode table (what happens without any rule or hook):
 |                                             | allow   | allow       | ask  | allow  | allow   |
 | Config widening what the agent may do (permission mode, max_turns, tools, hooks, MCP);
 | creating, changing, moving or deleting configuration (`.goat/`, `.claude/`, `.mcp.json`, the
-| user's settings folder, hook scripts, or a folder holding one: permissions_protected.py)
+| user's settings folder, hook scripts, or a folder holding one: permissions/protected.py)
 |                                             | ask     | ask         | ask  | ask    | deny    |
 
 Paths: a call is checked for what it does to every path it touches (a Move reads and removes its

@@ -83,18 +83,30 @@ class FolderWalk:
     def of(cls, path: Path) -> FolderWalk:
         return cls(path if path.is_dir() and not path.is_symlink() else None)
 
-    @functools.cached_property
+    @property
     def names(self) -> tuple[str, ...] | None:
         """Every path below the folder; None when there are too many to check."""
+        return None if self._listing is None else self._listing[0]
+
+    @property
+    def folders(self) -> frozenset[str]:
+        """The folders among `names` (empty when there were too many to list)."""
+        return frozenset() if self._listing is None else self._listing[1]
+
+    @functools.cached_property
+    def _listing(self) -> tuple[tuple[str, ...], frozenset[str]] | None:
         found: list[str] = []
+        folders: list[str] = []
         if self.root is None:
-            return ()
+            return (), frozenset()
         for folder, dirs, files in os.walk(self.root):
             rel = Path(os.path.relpath(folder, self.root)).as_posix()
-            found += [name if rel == "." else f"{rel}/{name}" for name in (*dirs, *files)]
+            inside = [name if rel == "." else f"{rel}/{name}" for name in dirs]
+            folders += inside
+            found += inside + [name if rel == "." else f"{rel}/{name}" for name in files]
             if len(found) > MAX_FOLDER_ENTRIES:
                 return None
-        return tuple(found)
+        return tuple(found), frozenset(folders)
 
 
 @dataclass(frozen=True)
@@ -402,6 +414,8 @@ def _hit_below(below: FolderWalk, path: Path, base: Path, pattern: str) -> bool:
     folders = ["/".join(parts[: i + 1]) for i in range(len(parts))]  # the folder and those above it
     if names and any(regex.match(folder) for folder in folders):
         return True
+    if pattern.endswith("/"):  # `dir/` names folders (empty ones too), never a file
+        return any(regex.match(f"{prefix}{name}/") for name in below.folders)
     return any(regex.match(prefix + name) for name in names)
 
 

@@ -35,8 +35,9 @@ from goat_jupyter.agent.loop import Agent
 from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
-from goat_jupyter.subagents import subagent_services
+from goat_jupyter.subagents import attach_subagents
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.events import Event, ToolFinished, ToolStarted
 from goat_jupyter.tools.runner import Executor
 
@@ -106,7 +107,7 @@ async def run_once(child_turns: list[list[Call]], workspace: Path) -> tuple[floa
 
         session = Session(workspace=workspace, settings=Settings(model="openai/replay"), persist=False)
         registry = default_registry(session=session)
-        executor = Executor(registry, session, services=subagent_services(llm_for), emit=emit)
+        executor = Executor(registry, session, services=attach_subagents(Services(), llm_for), emit=emit)
         await Agent(session, registry, executor, llm_for(session.settings), emit).run("BENCH-PARENT go")
     finished = [e for _, e in stamped if isinstance(e, ToolFinished)]
     failed = [e.output.content for e in finished if e.output.is_error]

@@ -19,6 +19,7 @@ from goat_jupyter.notebook.comm_bridge import CommBridge
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.runner import Executor, ToolCall
 from tests.agent_helpers import text_turn, tool_turn
 from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env
@@ -31,10 +32,10 @@ class Rig:
     def __init__(self, workspace: Path, frontend: FakeNotebookFrontend | None = None) -> None:
         self.session = Session(workspace=workspace, persist=False)
         self.checkpoints = Checkpoints()
-        services: dict[str, Any] = {"checkpoints": self.checkpoints}
+        services = Services(checkpoints=self.checkpoints)
         if frontend is not None:
-            services["bridge"] = NotebookService(lambda: CommBridge(loopback_opener(frontend)), notify=print)
-        self.service: NotebookService | None = services.get("bridge")
+            services.bridge = NotebookService(lambda: CommBridge(loopback_opener(frontend)), notify=print)
+        self.service: NotebookService | None = services.bridge
         self.executor = Executor(default_registry(session=self.session), self.session, services=services)
 
     async def run(self, *calls: tuple[str, dict[str, Any]]) -> RunCheckpoint:

@@ -17,6 +17,7 @@ from goat_jupyter.notebook.comm_bridge import BridgeUnavailableError, CommBridge
 from goat_jupyter.notebook.live_notebook import LiveNotebook
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.runner import Executor, ToolCall
 from tests.notebook_frontend import FakeNotebookFrontend, LoopbackComm, loopback_opener, new_cell
 
@@ -208,7 +209,7 @@ def make_executor(tmp_path: Path, frontend: FakeNotebookFrontend) -> tuple[Execu
     session = Session(workspace=tmp_path, persist=False)
     session.turns = 3
     service = service_for(frontend)
-    executor = Executor(default_registry(session=session), session, services={"bridge": service})
+    executor = Executor(default_registry(session=session), session, services=Services(bridge=service))
     return executor, service
 
 

@@ -196,6 +196,9 @@ class ExplodingCheckpoints:
     async def before_tool(self, tool: Tool[Any], args: ToolInput, ctx: ToolContext) -> None:
         raise OSError("disk full")
 
+    async def after_tool(self, pending: Any, output: ToolOutput) -> None:
+        return None
+
 
 @pytest.mark.parametrize("stage", ["hooks", "policy", "checkpoints"])
 def test_an_exception_in_any_stage_becomes_an_error_result(
@@ -207,7 +210,7 @@ def test_an_exception_in_any_stage_becomes_an_error_result(
     elif stage == "policy":
         executor.policy = ExplodingPolicy()
     else:
-        executor.services["checkpoints"] = ExplodingCheckpoints()
+        executor.services.checkpoints = ExplodingCheckpoints()
     out = run(executor, ToolCall("x", "Write", {"file_path": "new.txt", "content": "x"}))
     assert out.is_error and out.error_code == "EXECUTION_ERROR" and "failed unexpectedly" in out.content
     assert not (ws / "new.txt").exists()

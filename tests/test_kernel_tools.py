@@ -54,11 +54,12 @@ from pathlib import Path
 from goat_jupyter.kernel.services import KernelService
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.runner import Executor, ToolCall
 
 async def inspect_for_test(expression):
     session = SessionState(workspace=Path.cwd())
-    executor = Executor(default_registry(session=session), session, services={"kernel": KernelService(get_ipython())})
+    executor = Executor(default_registry(session=session), session, services=Services(kernel=KernelService(get_ipython())))
     [out] = await executor.run_calls([ToolCall("t", "KernelInspect", {"expression": expression})])
     print(json.dumps({"content": out.content, "code": out.metadata.get("error_code")}))
 

@@ -19,7 +19,7 @@ from goat_jupyter.mcp import McpManager, McpTimeouts, attach_mcp, load_mcp_confi
 from goat_jupyter.mcp.config import HttpServerConfig, StdioServerConfig
 from goat_jupyter.mcp.tool_changes import ToolChangeFollower
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.base import ToolOutput
+from goat_jupyter.tools.base import Services, ToolOutput
 from goat_jupyter.tools.events import Event, ToolProgress
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.runner import Executor, ToolCall
@@ -43,7 +43,7 @@ class Rig:
         self.manager = McpManager(workspace, servers, timeouts=timeouts, environ={}).bind(self.registry)
         self.events: list[Event] = []
         self.executor = Executor(
-            self.registry, self.registry.session, services={"mcp": self.manager}, emit=self.events.append
+            self.registry, self.registry.session, services=Services(mcp=self.manager), emit=self.events.append
         )
         self._calls = 0
 

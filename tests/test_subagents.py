@@ -19,8 +19,9 @@ from goat_jupyter.agent.session import Session
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
-from goat_jupyter.subagents import subagent_services
+from goat_jupyter.subagents import attach_subagents
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.events import (
     Event,
     RunFinished,
@@ -54,7 +55,7 @@ class Rig:
 
     session: Session
     agent: Agent
-    services: dict[str, Any]
+    services: Services
     events: list[Event] = field(default_factory=lambda: list[Event]())
 
     def of_type(self, kind: type) -> list[Any]:
@@ -82,7 +83,7 @@ def make_rig(
     registry = default_registry(session=session)
     for tool in extra_tools:
         registry.register(tool)
-    services = subagent_services(llm_for)
+    services = attach_subagents(Services(), llm_for)
     events: list[Event] = []
     executor = Executor(registry, session, policy=policy, emit=events.append, services=services)
     agent = Agent(session, registry, executor, llm_for(settings), events.append)

@@ -17,7 +17,7 @@ from goat_jupyter.errors import NotAvailableError
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.ask_user_question import AskUserQuestionInput
-from goat_jupyter.tools.base import ToolOutput
+from goat_jupyter.tools.base import Services, ToolOutput
 from goat_jupyter.tools.exit_plan_mode import ExitPlanModeInput
 from goat_jupyter.tools.runner import Executor, ToolCall
 from goat_jupyter.ui import CellRenderer, comm_idle, style
@@ -383,7 +383,7 @@ async def test_headless_denies_at_once_and_names_the_setting(tmp_path: Path) -> 
         default_registry(session=session),
         session,
         policy=RulePolicy(headless.approver),
-        services={"ui": headless},
+        services=Services(ui=headless),
     )
     plan = await executor.run_one(ToolCall("p", "ExitPlanMode", {"plan": "do it"}))
     assert plan.is_error and "not approved" in plan.content and "nbclient cannot answer" in plan.content

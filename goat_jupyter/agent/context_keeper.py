@@ -11,6 +11,7 @@ from goat_jupyter.agent.context import Budget, budget_for, prune_point, pruned_v
 from goat_jupyter.agent.llm import LLMClient
 from goat_jupyter.agent.prompts import reminder, system_prompt
 from goat_jupyter.agent.session import Message, Session
+from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.catalog import ToolCatalog
 from goat_jupyter.tools.events import EventSink, Notice
 
@@ -38,13 +39,12 @@ def kilo(tokens: int) -> str:
     return f"{tokens / 1000:.0f}k" if tokens >= 10_000 else f"{tokens / 1000:.1f}k"
 
 
-def _unusable(services: dict[str, Any]) -> set[str]:
+def _unusable(services: Services) -> set[str]:
     """Tools this session could not run, so they are not offered (they cost tokens every turn)."""
     hidden: set[str] = set()
-    mcp = services.get("mcp")
-    if not getattr(mcp, "connections", None):
+    if services.mcp is None or not services.mcp.connections:
         hidden.update(MCP_RESOURCE_TOOLS)
-    if services.get("kernel") is None:
+    if services.kernel is None:
         hidden.update(KERNEL_TOOLS)
     return hidden
 
@@ -115,7 +115,7 @@ class ContextKeeper:
         self,
         session: Session,
         registry: ToolCatalog,
-        services: dict[str, Any],
+        services: Services,
         llm: LLMClient,
         emit: EventSink,
         *,

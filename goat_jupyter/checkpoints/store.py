@@ -1,7 +1,7 @@
 """Per-%%goat-run checkpoints: before-images of the files and live cells a run changes, and revert.
 
 The executor calls `before_tool` right before a tool runs and `after_tool` right after (the one
-hook, through `services["checkpoints"]`). File tools keep the before-image of their paths; live
+hook, through `services.checkpoints`). File tools keep the before-image of their paths; live
 notebook tools keep the cells as they were. Reverting walks the run's changes backwards and
 leaves alone anything changed after the run, saying so.
 """

@@ -12,7 +12,6 @@ from typing import Any, cast
 from goat_jupyter.checkpoints.store import Checkpoints, RevertReport, RunCheckpoint
 from goat_jupyter.errors import GoatError
 from goat_jupyter.kernel.runtime import GoatRuntime
-from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.tools.events import Notice
 from goat_jupyter.ui import CellRenderer, Renderer, style
 from goat_jupyter.ui.approval import who
@@ -25,15 +24,10 @@ _reverts: set[asyncio.Task[None]] = set()  # keeps click-started reverts alive u
 
 
 def checkpoints_of(goat: GoatRuntime) -> Checkpoints:
-    found = goat.services.get("checkpoints")
+    found = goat.services.checkpoints
     if not isinstance(found, Checkpoints):
-        found = goat.services["checkpoints"] = Checkpoints()
+        found = goat.services.checkpoints = Checkpoints()
     return found
-
-
-def notebook_service_of(goat: GoatRuntime) -> NotebookService | None:
-    found = goat.services.get("bridge")
-    return found if isinstance(found, NotebookService) else None
 
 
 def running_cell() -> tuple[str | None, bool]:
@@ -57,7 +51,7 @@ async def run_scope(
 ) -> AsyncGenerator[RunCheckpoint, None]:
     """Record the run's changes; afterwards offer to revert them (a button, or a hint when headless)."""
     checkpoints = checkpoints_of(goat)
-    service = notebook_service_of(goat)
+    service = goat.services.bridge
     if service is not None:
         cell_id, probe = running_cell()
 
@@ -150,7 +144,7 @@ class RevertButton:
     async def _record(self, report: RevertReport) -> None:
         """Put the record where the button was in the saved notebook (JupyterLab shows no display
         updates for a cell that has finished, so the labextension swaps the output)."""
-        service = notebook_service_of(self.goat)
+        service = self.goat.services.bridge
         if service is None or self.cell_id is None:
             return
         scoped = service.fork()
@@ -168,7 +162,7 @@ class RevertButton:
 
 async def revert_run(goat: GoatRuntime, run: RunCheckpoint, *, probe: bool) -> RevertReport:
     """Revert over a comm of its own, opened for whoever asked (a click or an undo cell)."""
-    service = notebook_service_of(goat)
+    service = goat.services.bridge
     scoped = None if service is None else service.fork()
     if scoped is not None:
         scoped.probe = probe

@@ -150,7 +150,7 @@ def _undo(goat: GoatRuntime, args: list[str]) -> None:
 
 
 def _mcp(goat: GoatRuntime, args: list[str]) -> None:
-    print(goat.services["mcp"].command(args))
+    print(goat.mcp_manager().command(args))
 
 
 def _context(goat: GoatRuntime, args: list[str]) -> None:

@@ -136,10 +136,8 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
 
     comm_idle.install(comm_idle.current_kernel())
     show = renderer.show if isinstance(renderer, CellRenderer) else None
-    interaction = make_interaction(
-        show, lambda: goat.session.cwd, notebook=lambda: goat.services.get("bridge")
-    )
-    goat.services["ui"] = interaction
+    interaction = make_interaction(show, lambda: goat.session.cwd, notebook=lambda: goat.services.bridge)
+    goat.services.ui = interaction
 
     def notify(text: str) -> None:
         renderer.handle(Notice(text, "warning"))

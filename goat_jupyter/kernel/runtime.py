@@ -13,14 +13,15 @@ from goat_jupyter.agent.llm import LLMClient, llm_client_for
 from goat_jupyter.agent.loop import Agent, RunResult
 from goat_jupyter.agent.session import Session, list_sessions, load_session
 from goat_jupyter.kernel.services import kernel_service
-from goat_jupyter.mcp import attach_mcp
+from goat_jupyter.mcp import McpManager, attach_mcp
 from goat_jupyter.notebook.select import live_notebook_service
 from goat_jupyter.permissions.hooks import HookRunner
 from goat_jupyter.plugins.registry import custom_tools
 from goat_jupyter.processes.owner import kill_everything
 from goat_jupyter.settings import PermissionMode, Settings, load_settings
-from goat_jupyter.subagents import subagent_services
+from goat_jupyter.subagents import attach_subagents
 from goat_jupyter.tools import default_registry
+from goat_jupyter.tools.base import Services, ToolContext, ToolOutput, WebAccess
 from goat_jupyter.tools.decisions import Hooks, PermissionPolicy
 from goat_jupyter.tools.events import EventSink, Notice
 from goat_jupyter.tools.registry import Registry
@@ -59,7 +60,8 @@ class GoatRuntime:
     workspace: Path
     session: Session = field(init=False)
     registry: Registry = field(init=False)
-    services: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
+    services: Services = field(default_factory=Services)
+    mcp: McpManager | None = None  # kept across sessions, like the servers it runs
     policy: PermissionPolicy | None = None
     hooks: Hooks = field(default_factory=HookRunner)  # settings hooks + hooks registered from Python
 
@@ -81,22 +83,22 @@ class GoatRuntime:
         self._attach_services()
 
     def _attach_services(self) -> None:
-        """Runtimes that tools reach through ctx.service(key); one line per feature."""
-        # web (WebFetch/WebSearch), mcp, subagents/teams, bridge/kernel are attached here.
-        self.services["web"] = LazyService(self._web_service)
-        self.services.update(subagent_services(self.llm_client))
-        self.services["mcp"] = attach_mcp(self.services.get("mcp"), self.registry, self.session)
-        self.services.setdefault("bridge", live_notebook_service())  # None outside a kernel
-        self.services.setdefault("kernel", kernel_service())
+        """The runtimes tools reach through `ctx.services`; one line per feature."""
+        services = self.services
+        services.web = LazyWeb(self.llm_client)
+        attach_subagents(services, self.llm_client)
+        services.mcp = self.mcp = attach_mcp(self.mcp, self.registry, self.session)
+        services.bridge = services.bridge or live_notebook_service()  # None outside a kernel
+        services.kernel = services.kernel or kernel_service()
 
     def start_background_services(self) -> None:
         """Begin what connects in the background (MCP servers) as soon as the extension loads."""
-        self.services["mcp"].start()
+        self.mcp_manager().start()
 
-    def _web_service(self) -> Any:
-        from goat_jupyter.web import WebService  # httpx + BeautifulSoup: not at %load_ext
-
-        return WebService(llm_client=self.llm_client)
+    def mcp_manager(self) -> McpManager:
+        if self.mcp is None:  # set by every _install; None only while the first one runs
+            self.mcp = attach_mcp(None, self.registry, self.session)
+        return self.mcp
 
     def new_session(self) -> Session:
         self.session.release()
@@ -151,7 +153,7 @@ class GoatRuntime:
             def notify(text: str) -> None:
                 emit(Notice(text, "info"))
 
-            await self.services["mcp"].wait_ready(notify=notify)  # the first turn sees MCP tools
+            await self.mcp_manager().wait_ready(notify=notify)  # the first turn sees MCP tools
             return await agent.run(prompt)
         except asyncio.CancelledError:
             await self.session.tasks.stop_all()
@@ -178,17 +180,25 @@ class GoatRuntime:
         kill_everything()
 
 
-class LazyService:
-    """Builds a service on first use, so heavy imports wait until a tool needs them."""
+class LazyWeb:
+    """WebFetch and WebSearch, built on first use: httpx and BeautifulSoup wait until a tool needs them."""
 
-    def __init__(self, build: Callable[[], Any]) -> None:
-        self._build = build
-        self._service: Any = None
+    def __init__(self, llm_for: Callable[[Settings], LLMClient]) -> None:
+        self._llm_for = llm_for
+        self._service: WebAccess | None = None
 
-    def __getattr__(self, name: str) -> Any:
+    def _web(self) -> WebAccess:
         if self._service is None:
-            self._service = self._build()
-        return getattr(self._service, name)
+            from goat_jupyter.web import WebService
+
+            self._service = WebService(llm_client=self._llm_for)
+        return self._service
+
+    async def fetch(self, args: Any, ctx: ToolContext) -> ToolOutput:
+        return await self._web().fetch(args, ctx)
+
+    async def search(self, args: Any, ctx: ToolContext) -> ToolOutput:
+        return await self._web().search(args, ctx)
 
 
 def retire(session: Session) -> None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from goat_jupyter.subagents.runner import LLMFactory, Outcome, Subagent, SubagentRunner
 from goat_jupyter.subagents.teams import TeamRunner
 from goat_jupyter.subagents.types import SUBAGENT_TYPES, SubagentType, resolve_model, subagent_type, tools_for
+from goat_jupyter.tools.base import Services
 
 __all__ = [
     "SUBAGENT_TYPES",
@@ -16,14 +15,15 @@ __all__ = [
     "SubagentRunner",
     "SubagentType",
     "TeamRunner",
+    "attach_subagents",
     "resolve_model",
-    "subagent_services",
     "subagent_type",
     "tools_for",
 ]
 
 
-def subagent_services(llm_for: LLMFactory) -> dict[str, Any]:
-    """The `subagents` and `teams` services for a runtime; `llm_for(settings)` builds a model client."""
-    subagents = SubagentRunner(llm_for)
-    return {"subagents": subagents, "teams": TeamRunner(subagents)}
+def attach_subagents(services: Services, llm_for: LLMFactory) -> Services:
+    """Give `services` the Agent tool's runner and teams; `llm_for(settings)` builds a model client."""
+    services.subagents = SubagentRunner(llm_for)
+    services.teams = TeamRunner(services.subagents)
+    return services

@@ -24,7 +24,7 @@ from goat_jupyter.subagents.types import (
 )
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.agent import AgentInput
-from goat_jupyter.tools.base import ToolContext, ToolOutput
+from goat_jupyter.tools.base import ToolContext, ToolOutput, required
 from goat_jupyter.tools.events import Event, EventSink, RunFinished, SubagentStarted, ToolFinished, drop_event
 from goat_jupyter.tools.runner import Executor
 
@@ -131,7 +131,7 @@ def _parent_executor(ctx: ToolContext) -> Executor:
 
 
 class SubagentRunner:
-    """Starts, runs, backgrounds and resumes subagents; `services["subagents"]` in a runtime."""
+    """Starts, runs, backgrounds and resumes subagents; `services.subagents` in a runtime."""
 
     def __init__(self, llm_for: LLMFactory) -> None:
         self.llm_for = llm_for
@@ -141,7 +141,7 @@ class SubagentRunner:
     async def run_agent(self, args: AgentInput, ctx: ToolContext) -> ToolOutput:
         """The Agent tool: a new or resumed subagent, in the foreground or as a background task."""
         if args.team_name:
-            teams = ctx.service("teams", "Agent")
+            teams = required(ctx.services.teams, "teams", "Agent")
             return await teams.add_member(args, ctx)
         if args.resume:
             agent = self.resumable(args.resume, ctx, model=args.model, mode=args.mode)

@@ -46,7 +46,7 @@ class Team:
 
 
 class TeamRunner:
-    """TeamCreate, SendMessage, TeamDelete; `services["teams"]` in a runtime."""
+    """TeamCreate, SendMessage, TeamDelete; `services.teams` in a runtime."""
 
     def __init__(self, subagents: SubagentRunner) -> None:
         self.subagents = subagents

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class AgentInput(ToolInput):
@@ -37,5 +37,5 @@ class AgentTool(Tool[AgentInput]):
         return f"Agent ({args.subagent_type}): {args.description}"
 
     async def run(self, args: AgentInput, ctx: ToolContext) -> ToolOutput | str:
-        runner = ctx.service("subagents", self.name)
+        runner = required(ctx.services.subagents, "subagents", self.name)
         return await runner.run_agent(args, ctx)

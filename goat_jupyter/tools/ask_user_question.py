@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class QuestionOption(BaseModel):
@@ -53,5 +53,5 @@ class AskUserQuestionTool(Tool[AskUserQuestionInput]):
         return "Ask: " + "; ".join(q.header for q in args.questions)
 
     async def run(self, args: AskUserQuestionInput, ctx: ToolContext) -> ToolOutput | str:
-        ui = ctx.service("ui", self.name)
+        ui = required(ctx.services.ui, "ui", self.name)
         return await ui.ask_questions(args, ctx)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from goat_jupyter.errors import ToolExecutionError
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class ExitPlanModeInput(ToolInput):
@@ -25,5 +25,5 @@ class ExitPlanModeTool(Tool[ExitPlanModeInput]):
             raise ToolExecutionError(
                 "ExitPlanMode is only available in plan mode, and the session is not in it."
             )
-        ui = ctx.service("ui", self.name)
+        ui = required(ctx.services.ui, "ui", self.name)
         return await ui.review_plan(args, ctx)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class KernelInspectInput(ToolInput):
@@ -20,5 +20,5 @@ class KernelInspectTool(Tool[KernelInspectInput]):
         return f"Inspect {args.expression[:80]}"
 
     async def run(self, args: KernelInspectInput, ctx: ToolContext) -> ToolOutput | str:
-        kernel = ctx.service("kernel", self.name)
+        kernel = required(ctx.services.kernel, "kernel", self.name)
         return await kernel.inspect(args, ctx)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class ListMcpResourcesInput(ToolInput):
@@ -17,5 +17,5 @@ class ListMcpResourcesTool(Tool[ListMcpResourcesInput]):
     side_effect = "read_only"
 
     async def run(self, args: ListMcpResourcesInput, ctx: ToolContext) -> ToolOutput | str:
-        manager = ctx.service("mcp", self.name)
+        manager = required(ctx.services.mcp, "mcp", self.name)
         return await manager.list_resources(args.server)

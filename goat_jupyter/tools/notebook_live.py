@@ -13,8 +13,7 @@ from goat_jupyter.tools.notebook_view import render_notebook
 
 
 def notebook_service(ctx: ToolContext) -> NotebookService | None:
-    service = ctx.services.get("bridge")
-    return service if isinstance(service, NotebookService) else None
+    return ctx.services.bridge
 
 
 async def choose_backend(path: Path, ctx: ToolContext) -> NotebookBackend:

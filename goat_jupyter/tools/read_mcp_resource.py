@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class ReadMcpResourceInput(ToolInput):
@@ -21,5 +21,5 @@ class ReadMcpResourceTool(Tool[ReadMcpResourceInput]):
         return f"Read {args.uri} from {args.server}"
 
     async def run(self, args: ReadMcpResourceInput, ctx: ToolContext) -> ToolOutput | str:
-        manager = ctx.service("mcp", self.name)
+        manager = required(ctx.services.mcp, "mcp", self.name)
         return await manager.read_resource(args.server, args.uri)

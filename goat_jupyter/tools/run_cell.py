@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class RunCellInput(ToolInput):
@@ -22,5 +22,5 @@ class RunCellTool(Tool[RunCellInput]):
         return f"Run cell {args.cell_id}"
 
     async def run(self, args: RunCellInput, ctx: ToolContext) -> ToolOutput | str:
-        kernel = ctx.service("kernel", self.name)
+        kernel = required(ctx.services.kernel, "kernel", self.name)
         return await kernel.run_cell(args, ctx)

@@ -20,7 +20,7 @@ from goat_jupyter.errors import (
     UnknownToolError,
 )
 from goat_jupyter.text import cut_middle
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Services, Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.decisions import AllowAll as AllowAll
 from goat_jupyter.tools.decisions import HookOutcome as HookOutcome
 from goat_jupyter.tools.decisions import Hooks as Hooks
@@ -125,7 +125,7 @@ class Executor:
         policy: PermissionPolicy | None = None,
         hooks: Hooks | None = None,
         emit: EventSink = drop_event,
-        services: dict[str, Any] | None = None,
+        services: Services | None = None,
         agent_id: str | None = None,
     ) -> None:
         self.registry = registry
@@ -133,7 +133,7 @@ class Executor:
         self.policy: PermissionPolicy = policy or AllowAll()
         self.hooks: Hooks = hooks or NoHooks()
         self.emit = emit
-        self.services = services if services is not None else {}
+        self.services = services if services is not None else Services()
         self.agent_id = agent_id
         # Each call's result once settled (finished, or stopped with its partial output), so an
         # interrupted turn keeps what really happened; streamed output per running call.
@@ -240,7 +240,7 @@ class Executor:
         if decision.updated_input is not None:
             args = decision.updated_input
             parsed = self._validate(tool, args)
-        checkpoints = self.services.get("checkpoints")  # before-images for "Revert this run"
+        checkpoints = self.services.checkpoints  # before-images for "Revert this run"
         pending = await checkpoints.before_tool(tool, parsed, ctx) if checkpoints is not None else None
         try:
             output = normalise(await tool.run(parsed, ctx), tool)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class SendMessageInput(ToolInput):
@@ -21,5 +21,5 @@ class SendMessageTool(Tool[SendMessageInput]):
         return f"Message to {args.to}"
 
     async def run(self, args: SendMessageInput, ctx: ToolContext) -> ToolOutput | str:
-        teams = ctx.service("teams", self.name)
+        teams = required(ctx.services.teams, "teams", self.name)
         return await teams.send(args, ctx)

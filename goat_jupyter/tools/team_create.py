@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class TeamMember(BaseModel):
@@ -29,5 +29,5 @@ class TeamCreateTool(Tool[TeamCreateInput]):
         return f"Team {args.team_name} ({len(args.members)} members)"
 
     async def run(self, args: TeamCreateInput, ctx: ToolContext) -> ToolOutput | str:
-        teams = ctx.service("teams", self.name)
+        teams = required(ctx.services.teams, "teams", self.name)
         return await teams.create(args, ctx)

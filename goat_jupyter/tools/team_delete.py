@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class TeamDeleteInput(ToolInput):
@@ -17,5 +17,5 @@ class TeamDeleteTool(Tool[TeamDeleteInput]):
     side_effect = "mutating"
 
     async def run(self, args: TeamDeleteInput, ctx: ToolContext) -> ToolOutput | str:
-        teams = ctx.service("teams", self.name)
+        teams = required(ctx.services.teams, "teams", self.name)
         return await teams.delete(args, ctx)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class WebFetchInput(ToolInput):
@@ -30,5 +30,5 @@ class WebFetchTool(Tool[WebFetchInput]):
         return f"Fetch {args.url}" if args.method == "GET" else f"{args.method} {args.url}"
 
     async def run(self, args: WebFetchInput, ctx: ToolContext) -> ToolOutput | str:
-        fetcher = ctx.service("web", self.name)
+        fetcher = required(ctx.services.web, "web", self.name)
         return await fetcher.fetch(args, ctx)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
 
 
 class WebSearchInput(ToolInput):
@@ -28,5 +28,5 @@ class WebSearchTool(Tool[WebSearchInput]):
         return f"Search {args.query!r}"
 
     async def run(self, args: WebSearchInput, ctx: ToolContext) -> ToolOutput | str:
-        searcher = ctx.service("web", self.name)
+        searcher = required(ctx.services.web, "web", self.name)
         return await searcher.search(args, ctx)

@@ -32,10 +32,8 @@ class WriteInput(ToolInput):
 
 async def notebook_is_open(ctx: ToolContext, path: Path) -> bool:
     """Whether the notebook bridge (when attached) reports `path` open in the frontend."""
-    is_open = getattr(ctx.services.get("bridge"), "is_open", None)
-    if is_open is None:
-        return False
-    return bool(await is_open(str(path)))
+    bridge = ctx.services.bridge
+    return bridge is not None and await bridge.is_open(path)
 
 
 def ensure_parent(path: Path) -> None:

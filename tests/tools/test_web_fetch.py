@@ -14,6 +14,7 @@ from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
+from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.runner import Executor
 from goat_jupyter.web import WebService
 from goat_jupyter.web.fetch import MAX_BYTES, WebFetcher, is_loopback, same_host, upgrade_url
@@ -31,7 +32,7 @@ async def fetch(
     registry = default_registry(cwd=tmp_path)
     if settings is not None:
         registry.session.settings = settings
-    executor = Executor(registry, registry.session, services={"web": service})
+    executor = Executor(registry, registry.session, services=Services(web=service))
     return await executor.run_one(ToolCall("fetch_1", "WebFetch", args))
 
 
@@ -351,7 +352,7 @@ async def test_agent_uses_webfetch_with_a_prompt_end_to_end(tmp_path: Path) -> N
         with ReplayServer(turns) as llm:
             session = Session(workspace=tmp_path, settings=Settings(model="openai/replay"))
             registry = default_registry(session=session)
-            services = {"web": WebService(llm_client=replay_client(llm.url))}
+            services = Services(web=WebService(llm_client=replay_client(llm.url)))
             executor = Executor(registry, session, services=services)
             agent = Agent(
                 session, registry, executor, replay_client(llm.url)(session.settings), lambda _e: None

@@ -9,6 +9,7 @@ import pytest
 
 from goat_jupyter.settings import Settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
+from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.runner import Executor
 from goat_jupyter.web import WebService
 from goat_jupyter.web.search import (
@@ -30,7 +31,7 @@ async def search(
 ) -> ToolOutput:
     registry = default_registry(cwd=tmp_path)
     registry.session.settings = Settings(web_search_provider=provider)
-    executor = Executor(registry, registry.session, services={"web": service})
+    executor = Executor(registry, registry.session, services=Services(web=service))
     return await executor.run_one(ToolCall("search_1", "WebSearch", args))
 
 

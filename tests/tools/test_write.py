@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from goat_jupyter.notebook.comm_bridge import CommBridge
+from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.tools import Registry, ToolCall, default_registry
+from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.runner import Executor
+from tests.notebook_frontend import FakeNotebookFrontend, loopback_opener
 
 
 @pytest.fixture
@@ -142,20 +146,18 @@ async def test_parent_that_is_a_file_is_an_error(registry: Registry, tmp_path: P
     assert out.is_error and out.metadata["error_code"] == "INVALID_PATH"
 
 
-class FakeBridge:
-    """A local stand-in for the notebook bridge: reports a fixed set of open notebooks."""
-
-    def __init__(self, open_paths: set[str]) -> None:
-        self.open_paths = open_paths
-        self.asked: list[str] = []
-
-    async def is_open(self, path: str) -> bool:
-        self.asked.append(path)
-        return path in self.open_paths
+def live_notebooks(tmp_path: Path, *open_paths: str) -> tuple[NotebookService, FakeNotebookFrontend]:
+    """The real notebook service over a loopback comm to a frontend with `open_paths` open."""
+    frontend = FakeNotebookFrontend("own.ipynb", [], server_root=str(tmp_path))
+    for path in open_paths:
+        frontend.notebooks[path] = []
+    service = NotebookService(lambda: CommBridge(loopback_opener(frontend)), notify=print)
+    service.begin_run(running_cell_id=None, probe=True)
+    return service, frontend
 
 
-async def write_with_bridge(registry: Registry, bridge: FakeBridge, path: Path, content: str):
-    executor = Executor(registry, registry.session, services={"bridge": bridge})
+async def write_with_bridge(registry: Registry, bridge: NotebookService, path: Path, content: str):
+    executor = Executor(registry, registry.session, services=Services(bridge=bridge))
     return await executor.run_one(ToolCall("w1", "Write", {"file_path": str(path), "content": content}))
 
 
@@ -163,16 +165,17 @@ async def test_notebook_open_in_frontend_is_refused(registry: Registry, tmp_path
     target = tmp_path / "live.ipynb"
     target.write_text("{}")
     await read(registry, target)
-    bridge = FakeBridge({str(target)})
-    out = await write_with_bridge(registry, bridge, target, '{"cells": []}')
+    service, frontend = live_notebooks(tmp_path, "live.ipynb")
+    out = await write_with_bridge(registry, service, target, '{"cells": []}')
     assert out.is_error and "NotebookEdit" in out.content
     assert target.read_text() == "{}"
-    assert bridge.asked == [str(target)]
+    assert [r["path"] for r in frontend.requests if r["op"] == "is_open"] == ["live.ipynb"]
 
 
 async def test_notebook_not_open_or_without_bridge_is_written(registry: Registry, tmp_path: Path) -> None:
     closed = tmp_path / "closed.ipynb"
-    out = await write_with_bridge(registry, FakeBridge(set()), closed, "{}")
+    service, _ = live_notebooks(tmp_path, "other-open.ipynb")
+    out = await write_with_bridge(registry, service, closed, "{}")
     assert not out.is_error and closed.read_text() == "{}"
     plain = await write(registry, tmp_path / "other.ipynb", "{}")
     assert not plain.is_error

@@ -15,6 +15,28 @@ CORE = ("goat_jupyter.agent", "goat_jupyter.tools", "goat_jupyter.permissions")
 FRONTEND_ONLY = ("IPython", "ipywidgets")
 MAX_ROOT_MODULES = 10
 
+# Top-down: a module imports its own layer or those below it, never one above (README, Architecture).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("", "api", "kernel", "server"),  # entry points: the kernel extension, the server, the Python API
+    ("ui",),  # widgets, the cell transcript, approvals and questions
+    ("plugins", "subagents", "mcp", "web", "checkpoints"),  # what the tools reach through services
+    ("agent",),  # the loop, the model client, the session and its context
+    ("tools",),  # every tool, the executor, the tools' contract with the services above
+    ("permissions", "notebook"),  # the permission engine, policy and hooks; notebooks and the bridge
+    (  # infrastructure
+        "processes",
+        "config",
+        "replay",
+        "settings",
+        "state",
+        "errors",
+        "fileio",
+        "file_lock",
+        "text",
+        "version",
+    ),
+)
+
 
 def module_names(package: Path) -> dict[str, Path]:
     """Dotted name -> file, for every module of the package (a package is its __init__.py)."""
@@ -181,6 +203,36 @@ def test_core_packages_exist() -> None:
         assert sum(1 for name in inner if name.startswith(package + ".")) >= 3, package
 
 
+def layer_of(module: str, package: str = "goat_jupyter") -> int:
+    """The index in LAYERS of the area a module belongs to (its first name below the package)."""
+    parts = module.split(".")
+    area = parts[1] if len(parts) > 1 else ""
+    found = [i for i, names in enumerate(LAYERS) if area in names]
+    assert found, f"{module} belongs to no layer: add {area!r} to LAYERS"
+    return found[0]
+
+
+def upward_imports(graph: dict[str, set[str]], package: str = "goat_jupyter") -> list[str]:
+    return [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if layer_of(target, package) < layer_of(module, package)
+    ]
+
+
+def test_imports_point_down_the_layers() -> None:
+    inner, _ = import_graph(PACKAGE)
+    assert upward_imports(inner) == []
+
+
+def test_every_area_has_a_layer() -> None:
+    areas = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    areas |= {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    placed = {name for names in LAYERS for name in names}
+    assert areas - placed == set() and placed - areas == {""}
+
+
 def test_package_root_is_small() -> None:
     root_modules = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(root_modules) <= MAX_ROOT_MODULES, root_modules
@@ -256,3 +308,19 @@ def test_widgets_by_name_count_too(tmp_path: Path) -> None:
         tmp_path, {"core/w.py": "import importlib\nimportlib.import_module('ipywidgets')\n"}
     )
     assert frontend_imports(package, ("pkg.core",)) == ["pkg.core.w imports ipywidgets"]
+
+
+def test_an_import_from_a_higher_layer_is_found_even_when_lazy(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "tools/run.py": "def later():\n    from pkg.agent.loop import Agent\n",
+            "agent/loop.py": "from pkg.tools.run import later\nclass Agent: ...\n",
+            "permissions/engine.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.tools import run\n",
+        },
+    )
+    inner, _ = import_graph(package)
+    assert upward_imports(inner, "pkg") == [
+        "pkg.permissions.engine imports pkg.tools.run",
+        "pkg.tools.run imports pkg.agent.loop",
+    ]

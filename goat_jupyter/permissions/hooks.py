@@ -28,8 +28,7 @@ from goat_jupyter.permissions.hooks_exec import (
     HookReply,
     run_hook,
 )
-from goat_jupyter.tools.base import ToolContext, ToolOutput
-from goat_jupyter.tools.decisions import HookOutcome
+from goat_jupyter.permissions.point import CallContext, CallResult, HookOutcome
 
 DEFAULT_TIMEOUT_S = 60.0
 Verdict = Literal["allow", "deny", "ask"]
@@ -124,11 +123,11 @@ class HookRunner:
             raise ValueError(f"Unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}.")
         self._registered[event].append(HookMatcher(matcher, (FunctionHook(fn, timeout_s),)))
 
-    async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: ToolContext) -> HookOutcome:
+    async def pre_tool_use(self, name: str, args: dict[str, Any], ctx: CallContext) -> HookOutcome:
         return await self.run_event("PreToolUse", name, {"tool_input": args}, ctx)
 
     async def post_tool_use(
-        self, name: str, args: dict[str, Any], output: ToolOutput, ctx: ToolContext
+        self, name: str, args: dict[str, Any], output: CallResult, ctx: CallContext
     ) -> HookOutcome:
         """PostToolUse after a success; PostToolUseFailure when the result is an error."""
         response = {"content": output.content, "is_error": output.is_error, "metadata": output.metadata}
@@ -139,7 +138,7 @@ class HookRunner:
         return await self.run_event("PostToolUse", name, extra, ctx)
 
     async def run_event(
-        self, event: HookEvent, name: str, extra: dict[str, Any], ctx: ToolContext
+        self, event: HookEvent, name: str, extra: dict[str, Any], ctx: CallContext
     ) -> HookOutcome:
         parsed = self._parsed(ctx)
         notices = [p for p in parsed.problems if p not in self._reported]
@@ -154,12 +153,12 @@ class HookRunner:
         outcome.notices[:0] = notices
         return outcome
 
-    def _parsed(self, ctx: ToolContext) -> ParsedHooks:
+    def _parsed(self, ctx: CallContext) -> ParsedHooks:
         config = self.config if self.config is not None else ctx.session.settings.hooks
         return parse_hooks(config, self.default_timeout_s)
 
 
-def _payload(event: HookEvent, name: str, extra: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def _payload(event: HookEvent, name: str, extra: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     return {
         "hook_event_name": event,
         "session_id": ctx.session.session_id,

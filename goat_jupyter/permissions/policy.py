@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
+from pydantic import BaseModel
+
 from goat_jupyter.config.files import write_atomically
 from goat_jupyter.permissions.calls import Call
 from goat_jupyter.permissions.engine import (
@@ -21,11 +23,10 @@ from goat_jupyter.permissions.engine import (
     read_deny_checker,
     suggest_rule_for,
 )
+from goat_jupyter.permissions.point import CallContext, CallTool, HookOutcome, PermissionDecision
 from goat_jupyter.permissions.protected import hook_commands_of
 from goat_jupyter.settings import workspace_settings_path
 from goat_jupyter.state import SessionState
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput
-from goat_jupyter.tools.decisions import HookOutcome, PermissionDecision
 
 PreviewKind = Literal["diff", "command", "url", "code", "plan", "arguments"]
 Choice = Literal["allow_once", "allow_session", "always_allow", "deny"]
@@ -121,7 +122,7 @@ class RulePolicy:
         return read_deny_checker(self.context(session))
 
     async def decide(
-        self, tool: Tool[Any], args: ToolInput, ctx: ToolContext, hook: HookOutcome
+        self, tool: CallTool, args: BaseModel, ctx: CallContext, hook: HookOutcome
     ) -> PermissionDecision:
         raw: dict[str, Any] = args.model_dump(by_alias=True)
         self._report_bad_rules(ctx.session)
@@ -155,17 +156,15 @@ class RulePolicy:
                 self._reported.add(problem)
                 self.notify(f"Ignoring a permission rule in the settings: {problem}")
 
-    def _evaluate(
-        self, tool: Tool[Any], raw: dict[str, Any], ctx: ToolContext, hook: HookOutcome
-    ) -> Decision:
+    def _evaluate(self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, hook: HookOutcome) -> Decision:
         context = self.context(ctx.session, hook, host_allowed=_host_allowed(ctx))
         return evaluate(tool.name, raw, tool.side_effect, context)
 
-    def _call(self, tool: Tool[Any], raw: dict[str, Any], session: SessionState) -> Call:
+    def _call(self, tool: CallTool, raw: dict[str, Any], session: SessionState) -> Call:
         return describe(tool.name, raw, tool.side_effect, self.context(session))
 
     def _request(
-        self, tool: Tool[Any], args: ToolInput, raw: dict[str, Any], ctx: ToolContext, decision: Decision
+        self, tool: CallTool, args: BaseModel, raw: dict[str, Any], ctx: CallContext, decision: Decision
     ) -> ApprovalRequest:
         call = self._call(tool, raw, ctx.session)
         risk: Risk = _RISKS[call.kind]
@@ -205,7 +204,7 @@ class RulePolicy:
         return PermissionDecision("allow", updated_input=answer.updated_input)
 
     def _headless_message(
-        self, tool: Tool[Any], raw: dict[str, Any], ctx: ToolContext, decision: Decision
+        self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, decision: Decision
     ) -> str:
         rule = suggest_rule_for(self._call(tool, raw, ctx.session), self.context(ctx.session))
         settings_file = workspace_settings_path(ctx.session.workspace)
@@ -289,7 +288,7 @@ class StdinApprover:
             return at_end
 
 
-def _host_allowed(ctx: ToolContext) -> tuple[str, ...]:
+def _host_allowed(ctx: CallContext) -> tuple[str, ...]:
     """Tools the host marked auto-allowed (`Registry.with_allowed`) act as allow rules: deny and
     ask rules and plan mode still win over them."""
     return ctx.executor.allowed_names() if ctx.executor is not None else ()

@@ -8,17 +8,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from goat_jupyter.errors import InvalidPathError, NotAvailableError
 from goat_jupyter.notebook.select import NotebookService
+from goat_jupyter.permissions.point import SideEffect as SideEffect
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.output import Attachment as Attachment
 from goat_jupyter.tools.output import ToolOutput as ToolOutput
-
-SideEffect = Literal["none", "read_only", "mutating", "network", "blocking", "spawns"]
 
 
 class ToolInput(BaseModel):

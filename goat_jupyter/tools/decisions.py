@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from goat_jupyter.permissions.point import HookOutcome as HookOutcome
+from goat_jupyter.permissions.point import PermissionDecision as PermissionDecision
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -12,24 +14,6 @@ if TYPE_CHECKING:
     from goat_jupyter.state import SessionState
     from goat_jupyter.tools.base import Tool, ToolContext, ToolInput
     from goat_jupyter.tools.output import ToolOutput
-
-
-@dataclass
-class PermissionDecision:
-    behavior: Literal["allow", "deny", "ask"]
-    message: str = ""
-    updated_input: dict[str, Any] | None = None
-
-
-@dataclass
-class HookOutcome:
-    """What PreToolUse/PostToolUse hooks said: a decision, changed input, extra context."""
-
-    decision: Literal["allow", "deny", "ask"] | None = None
-    reason: str = ""
-    updated_input: dict[str, Any] | None = None
-    additional_context: list[str] = field(default_factory=lambda: list[str]())
-    notices: list[str] = field(default_factory=lambda: list[str]())  # for the user only (failing hooks)
 
 
 class PermissionPolicy(Protocol):

@@ -49,7 +49,7 @@ COMMANDS = [
 
 def old_splitter() -> Callable[[str], object]:
     source = subprocess.run(
-        ["git", "show", f"{OLD_COMMIT}:goat_jupyter/permissions/shell.py"],
+        ["git", "show", f"{OLD_COMMIT}:goat_jupyter/permissions_shell.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,

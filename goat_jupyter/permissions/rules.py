@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 from wcmatch import glob
 
 from goat_jupyter.permissions.shell import ShellAnalysis, Subcommand, analyse
-from goat_jupyter.permissions.shell_syntax import fold_ascii
+from goat_jupyter.permissions.shell.syntax import fold_ascii
 
 RuleKind = Literal["allow", "deny", "ask"]
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from goat_jupyter.permissions.shell_syntax import Word
+from goat_jupyter.permissions.shell.syntax import Word
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _NUMERIC_OPTION = re.compile(r"^-[+-]?\d+$")

@@ -4,7 +4,7 @@ The line is parsed with tree-sitter-bash. Every simple command that can run is l
 lists, pipelines, compound commands (if/while/until/for/select/case, `{ }`, subshells), function
 bodies, `!` and `time`, command and process substitutions, here-documents, and the commands that
 wrappers run (`sudo rm x` -> `rm x`; `bash -c '...'`, `eval`, `watch`, `parallel`, `trap` scripts
-are parsed in turn; see shell_wrappers). When something cannot be known for certain (a parse error,
+are parsed in turn; see wrappers.py). When something cannot be known for certain (a parse error,
 a command name computed at run time, a construct the grammar does not know), the analysis lists the
 problem: no allow rule then applies, and deny rules are matched against every word of the line.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from goat_jupyter.permissions.shell_syntax import (
+from goat_jupyter.permissions.shell.syntax import (
     Word,
     ansi_c_closes_at_end,
     fold_ascii,
@@ -31,7 +31,7 @@ from goat_jupyter.permissions.shell_syntax import (
     text_of,
     word_of,
 )
-from goat_jupyter.permissions.shell_wrappers import PASS_EXIT, SHELLS, program, unwrap
+from goat_jupyter.permissions.shell.wrappers import PASS_EXIT, SHELLS, program, unwrap
 
 _SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _WRITE_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})

@@ -9,8 +9,8 @@ from typing import Any
 from goat_jupyter.agent.session import list_sessions, summarize
 from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
-from goat_jupyter.kernel.config_commands import autoload_command, reload_config
-from goat_jupyter.kernel.context_commands import compact_now, context_status_line, show_context
+from goat_jupyter.kernel.commands.config import autoload_command, reload_config
+from goat_jupyter.kernel.commands.context import compact_now, context_status_line, show_context
 from goat_jupyter.kernel.runtime import GoatRuntime
 from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, coerce_setting
 

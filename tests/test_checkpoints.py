@@ -19,7 +19,7 @@ from goat_jupyter.notebook.comm_bridge import CommBridge
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.base import Services
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor, ToolCall
 from tests.agent_helpers import text_turn, tool_turn
 from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env

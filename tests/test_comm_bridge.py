@@ -17,7 +17,7 @@ from goat_jupyter.notebook.comm_bridge import BridgeUnavailableError, CommBridge
 from goat_jupyter.notebook.live_notebook import LiveNotebook
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.base import Services
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor, ToolCall
 from tests.notebook_frontend import FakeNotebookFrontend, LoopbackComm, loopback_opener, new_cell
 

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
+from goat_jupyter.permissions.point import CallTool
 from goat_jupyter.permissions.policy import RulePolicy
 from goat_jupyter.settings import load_settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
@@ -193,7 +195,7 @@ class ExplodingPolicy:
 
 
 class ExplodingCheckpoints:
-    async def before_tool(self, tool: Tool[Any], args: ToolInput, ctx: ToolContext) -> None:
+    async def before_tool(self, tool: CallTool, args: BaseModel, ctx: ToolContext) -> None:
         raise OSError("disk full")
 
     async def after_tool(self, pending: Any, output: ToolOutput) -> None:

@@ -54,7 +54,7 @@ from pathlib import Path
 from goat_jupyter.kernel.services import KernelService
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.base import Services
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor, ToolCall
 
 async def inspect_for_test(expression):

@@ -19,7 +19,8 @@ from goat_jupyter.mcp import McpManager, McpTimeouts, attach_mcp, load_mcp_confi
 from goat_jupyter.mcp.config import HttpServerConfig, StdioServerConfig
 from goat_jupyter.mcp.tool_changes import ToolChangeFollower
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.base import Services, ToolOutput
+from goat_jupyter.tools.base import ToolOutput
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.events import Event, ToolProgress
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.runner import Executor, ToolCall

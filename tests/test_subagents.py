@@ -21,7 +21,7 @@ from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
 from goat_jupyter.subagents import attach_subagents
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.base import Services
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.events import (
     Event,
     RunFinished,

@@ -11,8 +11,8 @@ from goat_jupyter.agent.context import Budget, budget_for, prune_point, pruned_v
 from goat_jupyter.agent.llm import LLMClient
 from goat_jupyter.agent.prompts import reminder, system_prompt
 from goat_jupyter.agent.session import Message, Session
-from goat_jupyter.tools.base import Services
 from goat_jupyter.tools.catalog import ToolCatalog
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.events import EventSink, Notice
 
 EPHEMERAL = {"type": "ephemeral"}

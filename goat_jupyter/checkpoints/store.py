@@ -12,7 +12,8 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel
 
 from goat_jupyter.checkpoints.changes import CellChange as CellChange
 from goat_jupyter.checkpoints.changes import Change as Change
@@ -23,7 +24,8 @@ from goat_jupyter.checkpoints.changes import RunCheckpoint as RunCheckpoint
 from goat_jupyter.checkpoints.files import PathState, capture, fingerprint
 from goat_jupyter.notebook import CellInfo, find_cell
 from goat_jupyter.notebook.select import NotebookService, cell_hash
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.permissions.point import CallTool
+from goat_jupyter.tools.base import ToolContext, ToolOutput
 from goat_jupyter.tools.notebook_live import choose_backend, resolve_notebook
 
 FILE_FIELDS = {"Write": "file_path", "Edit": "file_path", "Delete": "path"}
@@ -44,7 +46,7 @@ class Pending:
     run: RunCheckpoint
     tool: str
     title: str
-    args: ToolInput
+    args: BaseModel
     states: dict[Path, PathState] = field(default_factory=lambda: dict[Path, PathState]())
     move: tuple[Path, Path] | None = None
     notebook: Path | None = None
@@ -71,7 +73,7 @@ class Checkpoints:
     def last_revertible(self) -> RunCheckpoint | None:
         return next((run for run in reversed(self.runs) if run.changed and not run.reverted), None)
 
-    async def before_tool(self, tool: Tool[Any], args: ToolInput, ctx: ToolContext) -> Pending | None:
+    async def before_tool(self, tool: CallTool, args: BaseModel, ctx: ToolContext) -> Pending | None:
         run = self.current
         if run is None or tool.side_effect in ("read_only", "none"):
             return None

@@ -21,7 +21,8 @@ from goat_jupyter.processes.owner import kill_everything
 from goat_jupyter.settings import PermissionMode, Settings, load_settings
 from goat_jupyter.subagents import attach_subagents
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.base import Services, ToolContext, ToolOutput, WebAccess
+from goat_jupyter.tools.base import ToolContext, ToolOutput
+from goat_jupyter.tools.context import Services, WebAccess
 from goat_jupyter.tools.decisions import Hooks, PermissionPolicy
 from goat_jupyter.tools.events import EventSink, Notice
 from goat_jupyter.tools.registry import Registry

@@ -5,7 +5,7 @@ from __future__ import annotations
 from goat_jupyter.subagents.runner import LLMFactory, Outcome, Subagent, SubagentRunner
 from goat_jupyter.subagents.teams import TeamRunner
 from goat_jupyter.subagents.types import SUBAGENT_TYPES, SubagentType, resolve_model, subagent_type, tools_for
-from goat_jupyter.tools.base import Services
+from goat_jupyter.tools.context import Services
 
 __all__ = [
     "SUBAGENT_TYPES",

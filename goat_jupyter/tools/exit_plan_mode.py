@@ -5,7 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from goat_jupyter.errors import ToolExecutionError
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.context import required
 
 
 class ExitPlanModeInput(ToolInput):

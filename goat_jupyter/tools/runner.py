@@ -20,7 +20,8 @@ from goat_jupyter.errors import (
     UnknownToolError,
 )
 from goat_jupyter.text import cut_middle
-from goat_jupyter.tools.base import Services, Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.decisions import AllowAll as AllowAll
 from goat_jupyter.tools.decisions import HookOutcome as HookOutcome
 from goat_jupyter.tools.decisions import Hooks as Hooks

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.context import required
 
 
 class TeamMember(BaseModel):

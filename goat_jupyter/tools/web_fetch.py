@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput, required
+from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.context import required
 
 
 class WebFetchInput(ToolInput):

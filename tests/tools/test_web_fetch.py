@@ -14,7 +14,7 @@ from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
-from goat_jupyter.tools.base import Services
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
 from goat_jupyter.web import WebService
 from goat_jupyter.web.fetch import MAX_BYTES, WebFetcher, is_loopback, same_host, upgrade_url

@@ -9,7 +9,7 @@ import pytest
 
 from goat_jupyter.settings import Settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
-from goat_jupyter.tools.base import Services
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
 from goat_jupyter.web import WebService
 from goat_jupyter.web.search import (

@@ -11,7 +11,7 @@ import pytest
 from goat_jupyter.notebook.comm_bridge import CommBridge
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.tools import Registry, ToolCall, default_registry
-from goat_jupyter.tools.base import Services
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
 from tests.notebook_frontend import FakeNotebookFrontend, loopback_opener
 

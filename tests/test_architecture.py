@@ -1,5 +1,6 @@
-"""The package's shape: no import circles (lazy and type-only imports count), a core free of IPython,
-and a small package root. Reads the source with `ast`; nothing is imported."""
+"""The package's shape: imports point down the layers, no import circles (lazy and type-only imports
+count), no import by a computed name, a core free of IPython, and a small package root. Reads the
+source with `ast`; nothing is imported."""
 
 from __future__ import annotations
 

@@ -12,10 +12,13 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from goat_jupyter.tools.mcp_tool import normalise_server_name
-
 MCP_JSON = ".mcp.json"
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def normalise_server_name(name: str) -> str:
+    """A server's name as it appears in `mcp__{server}__{tool}`: letters, digits, _ and - only."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)
 
 
 class StdioServerConfig(BaseModel):

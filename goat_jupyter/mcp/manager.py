@@ -1,52 +1,45 @@
-"""McpManager: every configured MCP server, its tools in the registry, resources, and status."""
+"""McpManager: every configured MCP server, its status and resources, and a table kept in step
+with the tools the connected servers offer."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.mcp.client import ServerConnection
-from goat_jupyter.mcp.config import MCP_JSON, McpTimeouts, load_mcp_config
-from goat_jupyter.mcp.results import (
-    call_result_output,
-    resource_entry,
-    resource_list_output,
-    resource_output,
-)
-from goat_jupyter.tools.base import ToolContext, ToolOutput
-from goat_jupyter.tools.mcp_tool import normalise_server_name
+from goat_jupyter.mcp.config import MCP_JSON, McpTimeouts, load_mcp_config, normalise_server_name
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
-    from mcp_types import Tool
+    from mcp_types import CallToolResult, ReadResourceResult, Resource
 
     from goat_jupyter.state import SessionState
-    from goat_jupyter.tools.registry import Registry
-
-MAX_TOOL_NAME = 64  # the longest function name the OpenAI-style APIs accept
 
 
-def exposed_tool_name(server: str, tool: str) -> str:
-    """The part after `mcp__{server}__`: allowed characters only, the whole name cut to 64."""
-    safe = re.sub(r"[^A-Za-z0-9_-]", "_", tool)
-    room = MAX_TOOL_NAME - len(f"mcp__{server}__")
-    return safe[: max(room, 1)]
+class ToolTable(Protocol):
+    """Where the servers' tools are offered as `mcp__{server}__{tool}` (tools/registry.py's Registry)."""
+
+    def show_mcp_tools(self, manager: McpManager, conn: ServerConnection) -> None: ...
+
+    def unregister_mcp_tools(self, prefix: str) -> list[str]: ...
+
+    def names(self) -> list[str]: ...
 
 
-def _progress_reporter(ctx: ToolContext) -> ProgressFnT:
-    async def report(progress: float, total: float | None, message: str | None) -> None:
-        done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
-        ctx.progress(output=f"[progress {done}] {message or ''}".rstrip() + "\n")
+@dataclass
+class ResourceListing:
+    """ListMcpResources' answer: (server, resource) pairs, and one line per server that could not be asked."""
 
-    return report
+    resources: list[tuple[str, Resource]] = field(default_factory=lambda: list[tuple[str, "Resource"]]())
+    problems: list[str] = field(default_factory=lambda: list[str]())
 
 
 class McpManager:
-    """Connects servers in the background and keeps `mcp__{server}__{tool}` tools in step."""
+    """Connects servers in the background and keeps a ToolTable in step with their tools."""
 
     def __init__(
         self,
@@ -65,20 +58,19 @@ class McpManager:
             )
             for name, config in self.config.servers.items()
         }
-        self._registry: Registry | None = None
-        self._exposed: dict[str, dict[str, str]] = {}  # server -> exposed tool name -> server's name
+        self._table: ToolTable | None = None
         self._waited = False
         self._background: set[asyncio.Task[None]] = set()
 
-    def bind(self, registry: Registry) -> McpManager:
-        """Register tools into `registry` from now on (a new session brings a new registry)."""
-        self._registry = registry
+    def bind(self, table: ToolTable) -> McpManager:
+        """Offer the servers' tools in `table` from now on (a new session brings a new registry)."""
+        self._table = table
         for conn in self.connections.values():
             self._on_status(conn)
         return self
 
     def registry_names(self) -> list[str]:
-        return self._registry.names() if self._registry is not None else []
+        return self._table.names() if self._table is not None else []
 
     def start(self) -> bool:
         """Connect every server not yet started, in background tasks; False without a running loop."""
@@ -120,30 +112,13 @@ class McpManager:
                 notify(f"MCP server '{conn.name}' is still starting; its tools come once it is ready.")
 
     def _on_status(self, conn: ServerConnection) -> None:
-        registry = self._registry
-        if registry is None:
+        table = self._table
+        if table is None:
             return
         if conn.status == "connected":
-            registry.unregister_mcp_tools(f"mcp__{conn.name}__")
-            self._exposed[conn.name] = {}
-            for tool in conn.tools:
-                self._register(registry, conn.name, tool)
+            table.show_mcp_tools(self, conn)
         elif conn.status == "disconnected" or (conn.status == "failed" and not conn.lost):
-            registry.unregister_mcp_tools(f"mcp__{conn.name}__")
-            self._exposed.pop(conn.name, None)
-
-    def _register(self, registry: Registry, server: str, tool: Tool) -> None:
-        exposed = exposed_tool_name(server, tool.name)
-        names = self._exposed.setdefault(server, {})
-        if exposed in names:
-            return  # two of the server's names collapse to one; keep the first
-        names[exposed] = tool.name
-        annotations = (
-            tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
-        )
-        schema: dict[str, Any] = {"type": "object", "properties": {}, **tool.input_schema}
-        description = tool.description or tool.title or ""
-        registry.register_mcp_tool(server, exposed, description, schema, annotations, self)
+            table.unregister_mcp_tools(f"mcp__{conn.name}__")
 
     def _connection(self, server: str) -> ServerConnection:
         name = normalise_server_name(server)
@@ -160,37 +135,32 @@ class McpManager:
         raise InvalidInputError(f"There is no MCP server named '{server}'. Configured servers: {known}.")
 
     async def call_tool(
-        self, server: str, tool_name: str, arguments: dict[str, Any], ctx: ToolContext
-    ) -> ToolOutput:
-        """Run one tool on its server (McpTool calls this); failures raise GoatErrors."""
-        conn = self._connection(server)
-        original = self._exposed.get(conn.name, {}).get(tool_name, tool_name)
-        result = await conn.call_tool(original, arguments, _progress_reporter(ctx))
-        return call_result_output(result, f"{conn.name}: {original}")
+        self, server: str, tool: str, arguments: dict[str, Any], progress: ProgressFnT | None = None
+    ) -> CallToolResult:
+        """Run the server's tool named `tool` (its own name); failures raise GoatErrors."""
+        return await self._connection(server).call_tool(tool, arguments, progress)
 
-    async def list_resources(self, server: str | None = None) -> ToolOutput:
+    async def list_resources(self, server: str | None = None) -> ResourceListing:
         """Resources of one server, or of every connected server (failures listed, not fatal)."""
         targets = [self._connection(server)] if server else list(self.connections.values())
-        entries: list[dict[str, Any]] = []
-        problems: list[str] = []
+        listing = ResourceListing()
         for conn in targets:
             if server is None and conn.status != "connected":
                 if conn.status == "failed":
-                    problems.append(f"Server '{conn.name}' is not connected: {conn.error}")
+                    listing.problems.append(f"Server '{conn.name}' is not connected: {conn.error}")
                 continue
             try:
                 resources = await conn.list_resources()
             except GoatError as exc:
                 if server is not None:
                     raise
-                problems.append(exc.message)
+                listing.problems.append(exc.message)
                 continue
-            entries.extend(resource_entry(conn.name, resource) for resource in resources)
-        return resource_list_output(entries, problems)
+            listing.resources.extend((conn.name, resource) for resource in resources)
+        return listing
 
-    async def read_resource(self, server: str, uri: str) -> ToolOutput:
-        conn = self._connection(server)
-        return resource_output(await conn.read_resource(uri), conn.name, uri)
+    async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        return await self._connection(server).read_resource(uri)
 
     async def disconnect(self, server: str) -> None:
         """Stop one server; its tools leave the registry."""
@@ -236,8 +206,8 @@ async def _wait_all(waits: Sequence[Awaitable[bool]], timeout_s: float) -> None:
             task.cancel()
 
 
-def attach_mcp(current: object, registry: Registry, session: SessionState) -> McpManager:
-    """The runtime's manager (created on first use, kept across sessions), bound to `registry`."""
+def attach_mcp(current: object, table: ToolTable, session: SessionState) -> McpManager:
+    """The runtime's manager (created on first use, kept across sessions), bound to `table`."""
     if not isinstance(current, McpManager):
         current = McpManager(session.workspace, session.settings.mcp_servers)
-    return current.bind(registry)
+    return current.bind(table)

@@ -12,6 +12,9 @@ from goat_jupyter.tools.base import Tool, render_description
 if TYPE_CHECKING:
     from typing_extensions import Self
 
+    from goat_jupyter.mcp.client import ServerConnection
+    from goat_jupyter.mcp.manager import McpManager
+
 
 class ToolCatalog:
     """Thread-safe, insertion-ordered set of tools with a default session."""
@@ -45,6 +48,15 @@ class ToolCatalog:
         tool = McpTool(server, name, description, schema, annotations or {}, client)
         self.register(tool)
         return tool
+
+    def show_mcp_tools(self, manager: McpManager, conn: ServerConnection) -> None:
+        """Offer exactly the tools `conn` lists now (the manager calls this on connect and on changes)."""
+        from goat_jupyter.tools.mcp_sync import server_tools
+
+        with self._lock:
+            self.unregister_mcp_tools(f"mcp__{conn.name}__")
+            for tool in server_tools(manager, conn):
+                self.register(tool)
 
     def unregister_mcp_tools(self, prefix: str) -> list[str]:
         with self._lock:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -15,6 +15,9 @@ from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.permissions.point import CallTool
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.output import ToolOutput
+
+if TYPE_CHECKING:
+    from goat_jupyter.mcp.manager import McpManager
 
 
 class ProgressSink(Protocol):
@@ -57,17 +60,6 @@ class WebAccess(Protocol):
     async def search(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
 
 
-class McpResources(Protocol):
-    """The MCP servers' resources (mcp/manager.py); `connections` is empty when none is configured."""
-
-    @property
-    def connections(self) -> Mapping[str, object]: ...
-
-    async def list_resources(self, server: str | None = None) -> ToolOutput: ...
-
-    async def read_resource(self, server: str, uri: str) -> ToolOutput: ...
-
-
 class SubagentAccess(Protocol):
     """The Agent tool's runner (subagents/runner.py)."""
 
@@ -106,7 +98,7 @@ class Services:
     bridge: NotebookService | None = None  # the live notebook in JupyterLab
     kernel: KernelAccess | None = None
     web: WebAccess | None = None
-    mcp: McpResources | None = None
+    mcp: McpManager | None = None  # the MCP servers; `connections` is empty when none is configured
     subagents: SubagentAccess | None = None
     teams: TeamAccess | None = None
     checkpoints: CallRecorder | None = None  # "Revert this run" before-images

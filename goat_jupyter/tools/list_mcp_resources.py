@@ -6,6 +6,7 @@ from pydantic import Field
 
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import required
+from goat_jupyter.tools.mcp_results import resource_list_output
 
 
 class ListMcpResourcesInput(ToolInput):
@@ -19,4 +20,4 @@ class ListMcpResourcesTool(Tool[ListMcpResourcesInput]):
 
     async def run(self, args: ListMcpResourcesInput, ctx: ToolContext) -> ToolOutput | str:
         manager = required(ctx.services.mcp, "mcp", self.name)
-        return await manager.list_resources(args.server)
+        return resource_list_output(await manager.list_resources(args.server))

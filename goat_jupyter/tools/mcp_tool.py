@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import ConfigDict
 
+from goat_jupyter.mcp.config import normalise_server_name
 from goat_jupyter.tools.base import SideEffect, Tool, ToolContext, ToolInput, ToolOutput
 
 
@@ -14,10 +14,6 @@ class McpInput(ToolInput):
     """MCP tools validate against the server's own schema; locally anything object-shaped passes."""
 
     model_config = ConfigDict(extra="allow")
-
-
-def normalise_server_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", name)
 
 
 def side_effect_from_annotations(annotations: dict[str, Any]) -> SideEffect:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from goat_jupyter.mcp.config import normalise_server_name
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import required
+from goat_jupyter.tools.mcp_results import resource_output
 
 
 class ReadMcpResourceInput(ToolInput):
@@ -23,4 +25,5 @@ class ReadMcpResourceTool(Tool[ReadMcpResourceInput]):
 
     async def run(self, args: ReadMcpResourceInput, ctx: ToolContext) -> ToolOutput | str:
         manager = required(ctx.services.mcp, "mcp", self.name)
-        return await manager.read_resource(args.server, args.uri)
+        result = await manager.read_resource(args.server, args.uri)
+        return resource_output(result, normalise_server_name(args.server), args.uri)

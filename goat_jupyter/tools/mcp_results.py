@@ -1,15 +1,15 @@
-"""Turn MCP results (tool calls, resources) into ToolOutput: text joined, images as attachments."""
+"""Turn what the MCP servers return (tool calls, resources) into ToolOutput: text joined, images as
+attachments."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import json
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from goat_jupyter.errors import ToolExecutionError
-from goat_jupyter.tools.base import Attachment, ToolOutput
+from goat_jupyter.tools.output import Attachment, ToolOutput
 
 if TYPE_CHECKING:
     from mcp_types import (
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
         Resource,
         TextResourceContents,
     )
+
+    from goat_jupyter.mcp.manager import ResourceListing
 
 
 def _decoded_size(data: str) -> int:
@@ -87,12 +89,13 @@ def resource_entry(server: str, resource: Resource) -> dict[str, Any]:
     return entry
 
 
-def resource_list_output(entries: Sequence[dict[str, Any]], problems: Sequence[str]) -> ToolOutput:
+def resource_list_output(listing: ResourceListing) -> ToolOutput:
     """Resources as a JSON array, then one line per server that could not be asked."""
+    entries = [resource_entry(server, resource) for server, resource in listing.resources]
     if entries:
-        text = json.dumps(list(entries), indent=2, ensure_ascii=False)
+        text = json.dumps(entries, indent=2, ensure_ascii=False)
     else:
         text = "No resources found on the connected MCP servers."
-    if problems:
-        text += "\n\n" + "\n".join(problems)
+    if listing.problems:
+        text += "\n\n" + "\n".join(listing.problems)
     return ToolOutput(text, title="MCP resources")

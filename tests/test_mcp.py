@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from goat_jupyter.mcp import McpManager, McpTimeouts, attach_mcp, load_mcp_config
+from goat_jupyter.mcp.client import ServerConnection
 from goat_jupyter.mcp.config import HttpServerConfig, StdioServerConfig
 from goat_jupyter.mcp.tool_changes import ToolChangeFollower
 from goat_jupyter.tools import default_registry
@@ -351,6 +352,54 @@ async def test_a_new_registry_gets_the_connected_tools(rig: RigFactory, tmp_path
     fresh = default_registry(cwd=tmp_path)  # what %goat reset builds
     assert attach_mcp(r.manager, fresh, fresh.session) is r.manager
     assert "mcp__demo__echo" in fresh.names()
+
+
+class PlainTable:
+    """A ToolTable that is not the tools' Registry: the manager needs nothing of tools/."""
+
+    def __init__(self) -> None:
+        self.shown: dict[str, list[str]] = {}  # server -> the names of the tools it listed
+
+    def show_mcp_tools(self, manager: McpManager, conn: ServerConnection) -> None:
+        self.shown[conn.name] = [tool.name for tool in conn.tools]
+
+    def unregister_mcp_tools(self, prefix: str) -> list[str]:
+        server = prefix.removeprefix("mcp__").removesuffix("__")
+        return self.shown.pop(server, [])
+
+    def names(self) -> list[str]:
+        return [f"mcp__{server}__{tool}" for server, tools in self.shown.items() for tool in tools]
+
+
+async def test_the_manager_serves_plain_mcp_data_to_any_tool_table(tmp_path: Path) -> None:
+    table = PlainTable()
+    manager = McpManager(tmp_path, {"my demo": demo()}, timeouts=TEST_TIMEOUTS, environ={}).bind(table)
+    try:
+        await manager.wait_ready()
+        assert "dotted.name" in table.shown["my_demo"]  # the server's own names; tools/ makes them safe
+        echoed = await manager.call_tool("my demo", "echo", {"text": "hi", "times": 2})  # any spelling
+        assert [block.type for block in echoed.content] == ["text"] and not echoed.is_error
+        listing = await manager.list_resources()
+        assert {(server, str(res.uri)) for server, res in listing.resources} >= {
+            ("my_demo", "demo://greeting")
+        }
+        assert listing.problems == []
+        read = await manager.read_resource("my demo", "demo://greeting")
+        assert getattr(read.contents[0], "text", None) == "hello from the demo resource"
+        assert "mcp__my_demo__echo" in manager.command([])  # the report lists what the table offers
+        await manager.disconnect("my_demo")
+        assert table.shown == {}
+    finally:
+        await manager.close()
+
+
+async def test_resource_titles_name_the_server_as_its_tools_do(rig: RigFactory) -> None:
+    r: Rig = await rig({"my demo": demo()})
+    for spelling in ("my demo", "my_demo"):
+        text = await r.call("ReadMcpResource", {"server": spelling, "uri": "demo://greeting"})
+        assert text.title == "my_demo: demo://greeting" and not text.is_error
+    other = await r.call("ReadMcpResource", {"server": "my-demo", "uri": "demo://greeting"})
+    assert other.is_error and "my-demo" in other.content  # `-` is kept, so this is another name
 
 
 # ---------------------------------------------------------------- streamable HTTP

@@ -1,4 +1,7 @@
-"""MCP client: servers from .mcp.json and settings, exposed as `mcp__{server}__{tool}` tools.
+"""MCP client: servers from .mcp.json and settings, their status, resources and tool calls.
+
+It sits below tools/: the tools' Registry (a ToolTable) turns each server's tools into
+`mcp__{server}__{tool}` tools (tools/mcp_sync.py), and tools/mcp_results.py their results.
 
 Importing this package is cheap; the `mcp` SDK is imported only when a server connects.
 """
@@ -6,6 +9,14 @@ Importing this package is cheap; the `mcp` SDK is imported only when a server co
 from __future__ import annotations
 
 from goat_jupyter.mcp.config import McpConfig, McpTimeouts, load_mcp_config
-from goat_jupyter.mcp.manager import McpManager, attach_mcp
+from goat_jupyter.mcp.manager import McpManager, ResourceListing, ToolTable, attach_mcp
 
-__all__ = ["McpConfig", "McpManager", "McpTimeouts", "attach_mcp", "load_mcp_config"]
+__all__ = [
+    "McpConfig",
+    "McpManager",
+    "McpTimeouts",
+    "ResourceListing",
+    "ToolTable",
+    "attach_mcp",
+    "load_mcp_config",
+]

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class ManagerView(Protocol):
-    """What the report reads of mcp/manager.py's ManagerView."""
+    """What the report reads of mcp/manager.py's McpManager."""
 
     @property
     def workspace(self) -> Path: ...

@@ -13,12 +13,12 @@ from goat_jupyter.agent.loop import Agent
 from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
+from goat_jupyter.subagents import LLMFactory as ClientFactory
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
 from goat_jupyter.web import WebService
 from goat_jupyter.web.fetch import MAX_BYTES, WebFetcher, is_loopback, same_host, upgrade_url
-from goat_jupyter.web.summarize import ClientFactory
 from tests.agent_helpers import text_turn, tool_turn
 from tests.web_fixtures.server import LocalSite, Reply, closed_port_url, fixture_bytes
 

@@ -46,9 +46,9 @@ class WebFetchTool(Tool[WebFetchInput]):
             return ToolOutput(redirect_notice(result, args.prompt), metadata=_redirect_metadata(result))
         metadata = page_metadata(result)
         if result.image is not None and (shown := await asyncio.to_thread(decoded_image, result.image)):
-            return image_output(result, shown, args.prompt, web.clock(), metadata)
+            return image_output(result, shown, args.prompt, web.now(), metadata)
         if not args.prompt or result.binary or not result.text.strip():
-            return ToolOutput(render_page(result, web.clock()), metadata=metadata)
+            return ToolOutput(render_page(result, web.now()), metadata=metadata)
         return await answer_prompt(web, result, args.prompt, ctx, metadata)
 
 

@@ -6,7 +6,7 @@ a session attaches its services."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -59,9 +59,9 @@ class WebService:
             self._fetcher = WebFetcher()
         return self._fetcher
 
-    @property
-    def clock(self) -> Callable[[], float]:
-        return self.fetcher.clock
+    def now(self) -> float:
+        """The fetcher's clock, which dates the cached pages."""
+        return self.fetcher.clock()
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
         """The page, from the cache when fresh; GoatErrors for bad URLs, network failures, non-2xx."""

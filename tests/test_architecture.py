@@ -20,10 +20,10 @@ MAX_ROOT_MODULES = 10
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("", "api", "kernel", "server"),  # entry points: the kernel extension, the server, the Python API
     ("ui",),  # widgets, the cell transcript, approvals and questions
-    ("plugins", "subagents", "web", "checkpoints"),  # what the tools reach through services
+    ("plugins", "subagents", "checkpoints"),  # what the tools reach through services
     ("agent",),  # the loop, the model client, the session and its context
     ("tools",),  # every tool, the executor, the tools' contract with the services above
-    ("permissions", "notebook", "mcp"),  # the permission engine, policy and hooks; notebooks; MCP client
+    ("permissions", "notebook", "mcp", "web"),  # permission engine, policy, hooks; notebooks; clients
     (  # infrastructure
         "processes",
         "config",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,12 +20,12 @@ from goat_jupyter.processes.owner import kill_everything
 from goat_jupyter.settings import PermissionMode, Settings, load_settings
 from goat_jupyter.subagents import attach_subagents
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.base import ToolContext, ToolOutput
-from goat_jupyter.tools.context import Services, WebAccess
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.decisions import Hooks, PermissionPolicy
 from goat_jupyter.tools.events import EventSink, Notice
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.runner import Executor
+from goat_jupyter.web import WebService
 
 TICK_S = 0.1
 _retiring: set[asyncio.Task[None]] = set()  # keeps fire-and-forget shutdowns alive until done
@@ -86,7 +85,7 @@ class GoatRuntime:
     def _attach_services(self) -> None:
         """The runtimes tools reach through `ctx.services`; one line per feature."""
         services = self.services
-        services.web = LazyWeb(self.llm_client)
+        services.web = WebService(llm_client=self.llm_client)
         attach_subagents(services, self.llm_client)
         services.mcp = self.mcp = attach_mcp(self.mcp, self.registry, self.session)
         services.bridge = services.bridge or live_notebook_service()  # None outside a kernel
@@ -179,27 +178,6 @@ class GoatRuntime:
         """Synchronous last resort at interpreter exit: kill every process goat started."""
         self.session.tasks.kill_all_now()
         kill_everything()
-
-
-class LazyWeb:
-    """WebFetch and WebSearch, built on first use: httpx and BeautifulSoup wait until a tool needs them."""
-
-    def __init__(self, llm_for: Callable[[Settings], LLMClient]) -> None:
-        self._llm_for = llm_for
-        self._service: WebAccess | None = None
-
-    def _web(self) -> WebAccess:
-        if self._service is None:
-            from goat_jupyter.web import WebService
-
-            self._service = WebService(llm_client=self._llm_for)
-        return self._service
-
-    async def fetch(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        return await self._web().fetch(args, ctx)
-
-    async def search(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        return await self._web().search(args, ctx)
 
 
 def retire(session: Session) -> None:

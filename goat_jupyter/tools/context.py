@@ -15,6 +15,7 @@ from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.permissions.point import CallTool
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.output import ToolOutput
+from goat_jupyter.web import WebService
 
 if TYPE_CHECKING:
     from goat_jupyter.mcp.manager import McpManager
@@ -50,14 +51,6 @@ class KernelAccess(Protocol):
     async def run_cell(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
 
     async def inspect(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
-
-
-class WebAccess(Protocol):
-    """WebFetch and WebSearch (web/)."""
-
-    async def fetch(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
-
-    async def search(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
 
 
 class SubagentAccess(Protocol):
@@ -97,7 +90,7 @@ class Services:
     ui: Interaction | None = None
     bridge: NotebookService | None = None  # the live notebook in JupyterLab
     kernel: KernelAccess | None = None
-    web: WebAccess | None = None
+    web: WebService | None = None  # the web client: WebFetch and WebSearch
     mcp: McpManager | None = None  # the MCP servers; `connections` is empty when none is configured
     subagents: SubagentAccess | None = None
     teams: TeamAccess | None = None

@@ -7,20 +7,26 @@ import ipaddress
 import ssl
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 
 import httpx
 
 from goat_jupyter.errors import InvalidInputError, ToolExecutionError, ToolTimeoutError
 from goat_jupyter.web.convert import decode_html, decode_text, html_to_markdown
+from goat_jupyter.web.pages import (
+    CrossHostRedirect,
+    FetchedPage,
+    FetchRequest,
+    FetchResult,
+    human_size,
+)
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_CHARS = 100_000
 CACHE_TTL_S = 15 * 60
 CACHE_ENTRIES = 64
-DEFAULT_TIMEOUT_S = 30.0
 MAX_REDIRECTS = 10
 ERROR_BODY_CHARS = 2_000
 USER_AGENT = "Mozilla/5.0 (compatible; goat-jupyter WebFetch)"
@@ -39,46 +45,6 @@ TEXT_TYPES = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class FetchRequest:
-    url: str
-    method: str = "GET"
-    headers: Mapping[str, str] | None = None
-    body: str | None = None
-    timeout_s: float = DEFAULT_TIMEOUT_S
-
-
-@dataclass(frozen=True)
-class FetchedPage:
-    """A successful response as text: Markdown for HTML, the text itself, or a binary description."""
-
-    requested_url: str
-    url: str  # after same-host redirects
-    status: int
-    reason: str
-    content_type: str
-    title: str
-    text: str  # at most MAX_CHARS
-    total_chars: int  # before the cut
-    bytes_read: int
-    capped: bool  # stopped reading at MAX_BYTES
-    binary: bool
-    headers: tuple[tuple[str, str], ...]
-    fetched_at: float
-    from_cache: bool = False
-    image: bytes | None = None  # the body of a complete image response, for an image attachment
-
-
-@dataclass(frozen=True)
-class CrossHostRedirect:
-    """A redirect to another host: reported to the model instead of followed."""
-
-    url: str
-    location: str
-    status: int
-
-
-FetchResult = FetchedPage | CrossHostRedirect
 _ssl_context: ssl.SSLContext | None = None
 
 
@@ -273,14 +239,6 @@ def describe_binary(url: str, mime: str, size: int, capped: bool) -> str:
         f"To use it, download it with Bash (for example `curl -sSL -o <file> '{url}'`) and open the "
         "file with Read, which shows images and extracts text from PDFs."
     )
-
-
-def human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} bytes"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
 
 
 def _cache_key(url: str, request: FetchRequest) -> str | None:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, cast
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
@@ -12,6 +11,10 @@ from bs4 import BeautifulSoup, Tag
 
 from goat_jupyter.errors import ToolExecutionError
 from goat_jupyter.web.fetch import shared_ssl_context
+from goat_jupyter.web.results import (
+    SearchProvider,
+    SearchResult,
+)
 
 DUCKDUCKGO_URL = "https://html.duckduckgo.com/html/"
 BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
@@ -20,49 +23,8 @@ SEARCH_TIMEOUT_S = 20.0
 USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) goat-jupyter WebSearch"
 
 
-@dataclass(frozen=True)
-class SearchResult:
-    title: str
-    url: str
-    snippet: str
-
-
-class SearchProvider(Protocol):
-    """Anything that turns a query into results; domain lists are hints the provider may use."""
-
-    name: str
-
-    async def search(
-        self, query: str, *, allowed_domains: Sequence[str], blocked_domains: Sequence[str]
-    ) -> list[SearchResult]: ...
-
-
 class SearchUnavailableError(ToolExecutionError):
     """The provider could not be reached or refused the request; the session goes on."""
-
-
-def normalise_domain(domain: str) -> str:
-    """`https://Docs.Python.org/3/` -> `docs.python.org`."""
-    text = domain.strip().lower()
-    host = urlsplit(text if "://" in text else "//" + text).hostname or text
-    return host.rstrip(".").removeprefix("*.")
-
-
-def domain_matches(url: str, domain: str) -> bool:
-    """The URL's host is `domain` or one of its subdomains."""
-    host = (urlsplit(url).hostname or "").rstrip(".").lower()
-    return host == domain or host.endswith("." + domain)
-
-
-def filter_results(
-    results: Sequence[SearchResult], allowed: Sequence[str], blocked: Sequence[str]
-) -> list[SearchResult]:
-    return [
-        r
-        for r in results
-        if (not allowed or any(domain_matches(r.url, d) for d in allowed))
-        and not any(domain_matches(r.url, d) for d in blocked)
-    ]
 
 
 def query_with_sites(query: str, allowed: Sequence[str], blocked: Sequence[str]) -> str:

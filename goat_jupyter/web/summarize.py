@@ -1,15 +1,57 @@
-"""WebFetch's `prompt`: the session's small model answers it from the fetched page alone."""
+"""WebFetch's `prompt`: the session's small model answers it from the fetched page alone.
+
+The model client is whatever the host passes that fits PageModel (agent/llm.py's LLMClient does);
+this package sits below the agent and never imports it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from goat_jupyter.agent.llm import LLMClient, RetryPolicy, Usage
 from goat_jupyter.settings import Settings
 
-ClientFactory = Callable[[Settings], LLMClient]
-"""Builds an LLM client for given settings (the runtime's own factory, so endpoints match)."""
+
+class TokenUsage(Protocol):
+    """What a model call cost (agent/llm.py's Usage)."""
+
+    @property
+    def prompt_tokens(self) -> int: ...
+
+    @property
+    def completion_tokens(self) -> int: ...
+
+    @property
+    def cost_usd(self) -> float | None: ...
+
+
+class ModelReply(Protocol):
+    """One answer of the model (agent/llm.py's AssistantTurn)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def usage(self) -> TokenUsage: ...
+
+
+class PageModel(Protocol):
+    """The model client that answers a prompt about a page (agent/llm.py's LLMClient)."""
+
+    @property
+    def model(self) -> str: ...
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_text: Callable[[str], None],
+        on_retry: Callable[[str], None],
+    ) -> ModelReply: ...
+
+
+ClientFactory = Callable[[Settings], PageModel]
+"""Builds a model client for given settings (the host's own factory, so endpoints match)."""
 
 SYSTEM_PROMPT = """\
 You read one web page for another AI agent and answer its request about that page.
@@ -26,18 +68,12 @@ marks; paraphrase the rest. Code snippets the request asks for may be copied as 
 class PageAnswer:
     text: str
     model: str
-    usage: Usage
+    usage: TokenUsage
 
 
 def small_model_settings(settings: Settings) -> Settings:
     """The session's settings with the small model (default: the main model) as `model`."""
     return settings.model_copy(update={"model": settings.small_model or settings.model})
-
-
-def default_client(settings: Settings) -> LLMClient:
-    """An LLM client built from settings alone (providers' endpoints come from litellm's env)."""
-    retry = RetryPolicy(max_retries=settings.max_retries, base_delay_s=settings.retry_base_delay_s)
-    return LLMClient(settings.model, retry=retry)
 
 
 def page_messages(url: str, content: str, prompt: str) -> list[dict[str, str]]:
@@ -46,7 +82,7 @@ def page_messages(url: str, content: str, prompt: str) -> list[dict[str, str]]:
 
 
 async def answer_from_page(
-    client: LLMClient,
+    client: PageModel,
     *,
     url: str,
     content: str,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,12 +15,12 @@ from goat_jupyter.agent.loop import Agent
 from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
+from goat_jupyter.subagents import LLMFactory as ClientFactory
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
 from goat_jupyter.web import WebService
 from goat_jupyter.web.fetch import MAX_BYTES, WebFetcher, is_loopback, same_host, upgrade_url
-from goat_jupyter.web.summarize import ClientFactory
 from tests.agent_helpers import text_turn, tool_turn
 from tests.web_fixtures.server import LocalSite, Reply, closed_port_url, fixture_bytes
 
@@ -365,3 +367,26 @@ async def test_agent_uses_webfetch_with_a_prompt_end_to_end(tmp_path: Path) -> N
     assert "Which function inserts in order?" in summariser_request["messages"][1]["content"]
     assert "insort_left" in summariser_request["messages"][1]["content"]
     assert site.hits("/bisect.html") == 1
+
+
+async def test_prompt_without_a_model_client_says_to_fetch_without_prompt(tmp_path: Path) -> None:
+    with LocalSite({"/p.html": Reply(body=b"<p>text</p>")}) as site:
+        out = await fetch(WebService(), tmp_path, url=site.url("/p.html"), prompt="What?")
+        plain = await fetch(WebService(), tmp_path, url=site.url("/p.html"))
+    assert out.is_error and "No model client" in out.content and "without `prompt`" in out.content
+    assert not plain.is_error and "text" in plain.content
+
+
+def test_the_http_stack_loads_on_the_first_fetch_not_with_the_tools() -> None:
+    code = (
+        "import sys\n"
+        "from goat_jupyter.tools import default_registry\n"
+        "from goat_jupyter.tools.context import Services\n"
+        "from goat_jupyter.web import WebService\n"
+        "default_registry(); Services(web=WebService())\n"
+        "print(sorted(m for m in ('httpx', 'bs4', 'markdownify') if m in sys.modules))\n"
+        "WebService().fetcher\n"
+        "print(sorted(m for m in ('httpx', 'bs4', 'markdownify') if m in sys.modules))\n"
+    )
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert lines.splitlines() == ["[]", "['bs4', 'httpx', 'markdownify']"]

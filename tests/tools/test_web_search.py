@@ -12,13 +12,8 @@ from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
 from goat_jupyter.web import WebService
-from goat_jupyter.web.search import (
-    BraveProvider,
-    DuckDuckGoProvider,
-    domain_matches,
-    normalise_domain,
-    query_with_sites,
-)
+from goat_jupyter.web.results import domain_matches, normalise_domain
+from goat_jupyter.web.search import BraveProvider, DuckDuckGoProvider, query_with_sites
 from tests.web_fixtures.server import LocalSite, Reply, closed_port_url, fixture_bytes
 
 DDG_PAGE = fixture_bytes("duckduckgo_results.html")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,6 @@ from goat_jupyter.agent.loop import Agent
 from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
-from goat_jupyter.subagents import LLMFactory as ClientFactory
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
@@ -38,7 +37,7 @@ async def fetch(
     return await executor.run_one(ToolCall("fetch_1", "WebFetch", args))
 
 
-def replay_client(base_url: str) -> ClientFactory:
+def replay_client(base_url: str) -> Callable[[Settings], LLMClient]:
     def build(settings: Settings) -> LLMClient:
         extra = {"api_base": base_url, "api_key": "test-key"}
         return LLMClient(settings.model, retry=RetryPolicy(max_retries=0), extra=extra)

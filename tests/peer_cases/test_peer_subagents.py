@@ -9,7 +9,7 @@ from pathlib import Path
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.tools.events import ToolFinished
 from tests.agent_helpers import assert_history_valid
-from tests.test_subagents import PARENT, agent_call, make_rig, parent_turn
+from tests.subagents.test_subagents import PARENT, agent_call, make_rig, parent_turn
 
 
 def child_turns(marker: str, path: Path, old: str, new: str) -> list[dict[str, object]]:

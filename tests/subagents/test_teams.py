@@ -17,7 +17,7 @@ from goat_jupyter.replay.player import PickedTurn, ScriptPlayer
 from goat_jupyter.tools.send_message import SendMessageTool
 from goat_jupyter.tools.team_create import TeamCreateTool
 from goat_jupyter.tools.team_delete import TeamDeleteTool
-from tests.test_subagents import PARENT, Rig, make_rig, parent_turn
+from tests.subagents.test_subagents import PARENT, Rig, make_rig, parent_turn
 
 TEAM_TOOLS = (TeamCreateTool(), SendMessageTool(), TeamDeleteTool())
 HOLD_S = 5.0

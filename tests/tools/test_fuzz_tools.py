@@ -22,7 +22,7 @@ from goat_jupyter.settings import load_settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput
 from goat_jupyter.tools.runner import Executor, HookOutcome, NoHooks
-from tests.test_hostile_model import DenyingApprover
+from tests.permissions.test_hostile_model import DenyingApprover
 
 CALL_LIMIT_S = 10.0
 FUZZ = settings(

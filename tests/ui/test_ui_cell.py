@@ -27,7 +27,7 @@ from goat_jupyter.tools.events import (
 )
 from goat_jupyter.ui import CellRenderer, make_renderer, style
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 

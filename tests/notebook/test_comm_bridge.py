@@ -202,7 +202,7 @@ async def test_cells_not_run_from_jupyterlab_use_the_file_without_probing(tmp_pa
     assert not frontend.requests and "not run from JupyterLab" in notices[0]
 
 
-# The tools through the bridge (in-process; tests/test_kernel_notebook.py does it in a real kernel).
+# The tools through the bridge (in-process; tests/kernel/test_kernel_notebook.py does it in a real kernel).
 
 
 def make_executor(tmp_path: Path, frontend: FakeNotebookFrontend) -> tuple[Executor, NotebookService]:

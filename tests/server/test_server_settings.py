@@ -134,7 +134,7 @@ def test_autoload_from_the_panel_round_trips(server: JupyterServer) -> None:
 
 
 def test_mcp_test_connection(server: JupyterServer) -> None:
-    demo = str(Path(__file__).with_name("mcp_demo_server.py"))
+    demo = str(Path(__file__).parents[1] / "mcp" / "demo_server.py")
     good = server.request(
         "POST", "/goat/mcp/test", {"name": "demo", "server": {"command": sys.executable, "args": [demo]}}
     )

@@ -33,7 +33,7 @@ def test_first_turn_after_warm_up_imports_no_more_packages(tmp_path: Path) -> No
         capture_output=True,
         text=True,
         timeout=180,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])

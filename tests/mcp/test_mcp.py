@@ -1,4 +1,4 @@
-"""MCP client against real servers: mcp-server-time, mcp-server-git, and tests/mcp_demo_server.py
+"""MCP client against real servers: mcp-server-time, mcp-server-git, and tests/mcp/demo_server.py
 over stdio and streamable HTTP (real subprocesses, real pipes, real HTTP on 127.0.0.1)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from goat_jupyter.tools.runner import Executor, ToolCall
 
 pytestmark = pytest.mark.timeout(90)
 
-DEMO = str(Path(__file__).with_name("mcp_demo_server.py"))
+DEMO = str(Path(__file__).with_name("demo_server.py"))
 TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 TEST_TIMEOUTS = McpTimeouts(connect_s=40, call_s=20, request_s=20, first_turn_wait_s=40)
 

@@ -179,7 +179,7 @@ async def test_an_mcp_server_that_needs_8_s_to_start_is_in_the_first_request(
 ) -> None:
     slow = {
         "command": sys.executable,
-        "args": [str(REPO_ROOT / "tests" / "mcp_demo_server.py"), "--slow-start", "8"],
+        "args": [str(REPO_ROOT / "tests" / "mcp" / "demo_server.py"), "--slow-start", "8"],
     }
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"slow": slow}}))
     kernel, server = await start([text_turn("I can see the slow server's tools.")])

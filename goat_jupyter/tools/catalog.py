@@ -34,21 +34,6 @@ class ToolCatalog:
             self._tools.pop(name, None)
             self._allowed.discard(name)
 
-    def register_mcp_tool(
-        self,
-        server: str,
-        name: str,
-        description: str,
-        schema: dict[str, Any],
-        annotations: dict[str, Any] | None,
-        client: Any,
-    ) -> Tool[Any]:
-        from goat_jupyter.tools.mcp_tool import McpTool
-
-        tool = McpTool(server, name, description, schema, annotations or {}, client)
-        self.register(tool)
-        return tool
-
     def show_mcp_tools(self, manager: McpManager, conn: ServerConnection) -> None:
         """Offer exactly the tools `conn` lists now (the manager calls this on connect and on changes)."""
         from goat_jupyter.tools.mcp_sync import server_tools

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ConfigDict
 
@@ -31,6 +31,14 @@ def risk_from_annotations(annotations: dict[str, Any]) -> str:
     return "high"
 
 
+class McpCaller(Protocol):
+    """Runs a server's tool (tools/mcp_sync.py's ServerTools, or a test's local client)."""
+
+    async def call_tool(
+        self, server: str, tool_name: str, arguments: dict[str, Any], ctx: ToolContext, /
+    ) -> ToolOutput | str: ...
+
+
 class McpTool(Tool[McpInput]):
     input_model = McpInput
 
@@ -41,7 +49,7 @@ class McpTool(Tool[McpInput]):
         description: str,
         schema: dict[str, Any],
         annotations: dict[str, Any],
-        client: Any,
+        client: McpCaller,
     ) -> None:
         super().__init__()
         self.server = normalise_server_name(server)

@@ -17,6 +17,7 @@ from goat_jupyter.settings import PermissionMode, load_settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.events import ToolFinished
+from goat_jupyter.tools.mcp_tool import McpTool
 from goat_jupyter.tools.runner import Executor
 from tests.agent_helpers import assert_history_valid, make_agent, text_turn
 
@@ -375,7 +376,7 @@ class RecordingMcpClient:
 async def test_read_only_hint_does_not_run_unasked_in_plan_mode(tmp_path: Path) -> None:
     world = world_for(tmp_path, "plan")
     client = RecordingMcpClient()
-    world.registry.register_mcp_tool("db", "peek", "Look.", {}, {"readOnlyHint": True}, client)
+    world.registry.register(McpTool("db", "peek", "Look.", {}, {"readOnlyHint": True}, client))
     await refused(world, "mcp__db__peek", {})
     assert client.calls == []
     world.session.session_rules.append("mcp__db")  # the user allowed that server

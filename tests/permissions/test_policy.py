@@ -19,6 +19,7 @@ from goat_jupyter.permissions.policy import (
 from goat_jupyter.settings import load_settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
+from goat_jupyter.tools.mcp_tool import McpTool
 from goat_jupyter.tools.runner import Executor
 
 
@@ -61,7 +62,7 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def executor_for(ws: Path, policy: RulePolicy) -> tuple[Executor, SessionState]:
     registry = default_registry(cwd=ws)
-    registry.register_mcp_tool("db", "drop", "Drop a table.", {}, {"destructiveHint": True}, FakeMcpClient())
+    registry.register(McpTool("db", "drop", "Drop a table.", {}, {"destructiveHint": True}, FakeMcpClient()))
     return Executor(registry, registry.session, policy=policy), registry.session
 
 

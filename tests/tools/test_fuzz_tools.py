@@ -21,6 +21,7 @@ from goat_jupyter.permissions.policy import RulePolicy
 from goat_jupyter.settings import load_settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput
+from goat_jupyter.tools.mcp_tool import McpTool
 from goat_jupyter.tools.runner import Executor, HookOutcome, NoHooks
 from tests.permissions.test_hostile_model import DenyingApprover
 
@@ -109,7 +110,7 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[E
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     registry = default_registry(cwd=ws)
-    registry.register_mcp_tool("srv", "peek", "Look.", {}, {"readOnlyHint": True}, EchoMcpClient())
+    registry.register(McpTool("srv", "peek", "Look.", {}, {"readOnlyHint": True}, EchoMcpClient()))
     registry.session.settings = load_settings(ws)
     before = outside_snapshot(tmp_path)
     yield Executor(registry, registry.session, policy=RulePolicy(DenyingApprover())), ws

@@ -11,6 +11,7 @@ import pytest
 
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import Registry, Tool, ToolContext, ToolInput, ToolOutput, default_registry
+from goat_jupyter.tools.mcp_tool import McpTool
 
 SEED_ORDER = [
     "Agent",
@@ -118,11 +119,10 @@ async def test_mcp_tools_register_call_and_unregister(tmp_path: Path) -> None:
     registry = default_registry(cwd=tmp_path)
     client = FakeMcpClient()
     schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
-    tool = registry.register_mcp_tool(
-        "my server", "echo", "Echo via MCP.", schema, {"readOnlyHint": True}, client
-    )
-    registry.register_mcp_tool("my server", "wipe", "", {}, {"destructiveHint": True}, client)
-    registry.register_mcp_tool("other", "echo", "Other echo.", schema, None, client)
+    tool = McpTool("my server", "echo", "Echo via MCP.", schema, {"readOnlyHint": True}, client)
+    registry.register(tool)
+    registry.register(McpTool("my server", "wipe", "", {}, {"destructiveHint": True}, client))
+    registry.register(McpTool("other", "echo", "Other echo.", schema, {}, client))
     assert tool.name == "mcp__my_server__echo" and tool.side_effect == "read_only"
     assert registry.names()[-3:] == ["mcp__my_server__echo", "mcp__my_server__wipe", "mcp__other__echo"]
     offered = {t["function"]["name"]: t["function"] for t in registry.llm_tools()}

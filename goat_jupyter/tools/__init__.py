@@ -1,42 +1,17 @@
-"""The tool layer: framework, registry, executor and every built-in tool."""
+"""The tool layer: framework, registry, executor and every built-in tool.
+
+The names below load on first use, so importing a light submodule (events, output) does not import
+every tool: %load_ext reaches tools.events through the UI and must stay fast."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from goat_jupyter.state import SessionState
-from goat_jupyter.tools.agent import AgentTool
-from goat_jupyter.tools.ask_user_question import AskUserQuestionTool
-from goat_jupyter.tools.base import Attachment, SideEffect, Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.bash import BashTool
-from goat_jupyter.tools.config import ConfigTool
-from goat_jupyter.tools.delete import DeleteTool
-from goat_jupyter.tools.edit import EditTool
-from goat_jupyter.tools.exit_plan_mode import ExitPlanModeTool
-from goat_jupyter.tools.glob import GlobTool
-from goat_jupyter.tools.grep import GrepTool
-from goat_jupyter.tools.kernel_inspect import KernelInspectTool
-from goat_jupyter.tools.list_mcp_resources import ListMcpResourcesTool
-from goat_jupyter.tools.ls import LSTool
-from goat_jupyter.tools.move import MoveTool
-from goat_jupyter.tools.notebook_edit import NotebookEditTool
-from goat_jupyter.tools.read import ReadTool
-from goat_jupyter.tools.read_mcp_resource import ReadMcpResourceTool
-from goat_jupyter.tools.registry import Registry
-from goat_jupyter.tools.run_cell import RunCellTool
-from goat_jupyter.tools.run_code import RunCodeTool
-from goat_jupyter.tools.runner import Executor, ToolCall
-from goat_jupyter.tools.send_message import SendMessageTool
-from goat_jupyter.tools.task_output import BashOutputTool, TaskOutputTool
-from goat_jupyter.tools.task_stop import KillShellTool, TaskStopTool
-from goat_jupyter.tools.team_create import TeamCreateTool
-from goat_jupyter.tools.team_delete import TeamDeleteTool
-from goat_jupyter.tools.todo_read import TodoReadTool
-from goat_jupyter.tools.todo_write import TodoWriteTool
-from goat_jupyter.tools.web_fetch import WebFetchTool
-from goat_jupyter.tools.web_search import WebSearchTool
-from goat_jupyter.tools.write import WriteTool
+if TYPE_CHECKING:
+    from goat_jupyter.tools.base import Attachment, SideEffect, Tool, ToolContext, ToolInput, ToolOutput
+    from goat_jupyter.tools.builtin import builtin_tools, default_registry, teams_enabled
+    from goat_jupyter.tools.registry import Registry
+    from goat_jupyter.tools.runner import Executor, ToolCall
 
 __all__ = [
     "Attachment",
@@ -50,53 +25,19 @@ __all__ = [
     "ToolOutput",
     "builtin_tools",
     "default_registry",
+    "teams_enabled",
 ]
 
-# Seed order first (sdk-tools.d.ts), then the tools goat adds.
-_BUILTIN: tuple[type[Tool[ToolInput]], ...] = (
-    AgentTool,
-    BashTool,
-    TaskOutputTool,
-    ExitPlanModeTool,
-    EditTool,
-    ReadTool,
-    WriteTool,
-    GlobTool,
-    GrepTool,
-    TaskStopTool,
-    ListMcpResourcesTool,
-    NotebookEditTool,
-    ReadMcpResourceTool,
-    TodoWriteTool,
-    WebFetchTool,
-    WebSearchTool,
-    AskUserQuestionTool,
-    ConfigTool,
-    LSTool,
-    DeleteTool,
-    MoveTool,
-    RunCodeTool,
-    TodoReadTool,
-    RunCellTool,
-    KernelInspectTool,
-    BashOutputTool,
-    KillShellTool,
-)  # pyright: ignore[reportAssignmentType]
-_TEAMS: tuple[type[Tool[ToolInput]], ...] = (TeamCreateTool, SendMessageTool, TeamDeleteTool)  # pyright: ignore[reportAssignmentType]
 
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'goat_jupyter.tools' has no attribute {name!r}")
+    import goat_jupyter.tools.base as base
+    import goat_jupyter.tools.builtin as builtin
+    import goat_jupyter.tools.registry as registry
+    import goat_jupyter.tools.runner as runner
 
-def teams_enabled() -> bool:
-    return os.environ.get("GOAT_EXPERIMENTAL_AGENT_TEAMS") == "1"
-
-
-def builtin_tools() -> list[Tool[ToolInput]]:
-    classes = _BUILTIN + (_TEAMS if teams_enabled() else ())
-    return [cls() for cls in classes]
-
-
-def default_registry(cwd: str | Path | None = None, *, session: SessionState | None = None) -> Registry:
-    """Every built-in tool, in seed order, sharing one session rooted at `cwd`."""
-    registry = Registry(session, cwd=cwd)
-    for tool in builtin_tools():
-        registry.register(tool)
-    return registry
+    home = next(module for module in (base, builtin, registry, runner) if hasattr(module, name))
+    value = getattr(home, name)
+    globals()[name] = value  # later lookups skip this function
+    return value

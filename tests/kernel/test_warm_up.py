@@ -44,3 +44,50 @@ def test_first_turn_after_warm_up_imports_no_more_packages(tmp_path: Path) -> No
         name for name in report["imported"] if name.split(".")[0] in {"litellm", "openai", "mcp", "aiohttp"}
     ]
     assert heavy == [], heavy
+
+
+# What `%load_ext goat_jupyter` imports on the calling (kernel) thread; the warm-up thread's own
+# imports are left out, so the check does not depend on how far that thread got.
+LOAD_EXT_ON_THE_KERNEL_THREAD = textwrap.dedent(
+    """
+    import json, sys, threading
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    main = threading.get_ident()
+    imported = []
+    recording = [True]
+
+    def hook(event, args):
+        if event == "import" and recording[0] and threading.get_ident() == main:
+            imported.append(args[0])
+
+    sys.addaudithook(hook)
+    ip.run_line_magic("load_ext", "goat_jupyter")
+    recording[0] = False
+    print(json.dumps(imported))
+    """
+)
+
+
+def test_load_ext_imports_no_tool_agent_or_model_library_on_the_kernel_thread() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", LOAD_EXT_ON_THE_KERNEL_THREAD],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    imported = set(json.loads(run.stdout.strip().splitlines()[-1]))
+    assert "goat_jupyter.kernel.extension" in imported  # the hook saw the load
+    heavy = sorted(
+        name
+        for name in imported
+        if name.split(".")[0] in {"litellm", "openai", "pydantic", "httpx", "mcp", "nbformat"}
+        or (
+            name.startswith(("goat_jupyter.tools.", "goat_jupyter.agent", "goat_jupyter.permissions"))
+            and name != "goat_jupyter.tools.events"
+        )
+    )
+    assert heavy == [], heavy

@@ -1,0 +1,87 @@
+"""The built-in tools, in seed order, and the default registry that holds them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from goat_jupyter.state import SessionState
+from goat_jupyter.tools.agent import AgentTool
+from goat_jupyter.tools.ask_user_question import AskUserQuestionTool
+from goat_jupyter.tools.base import Tool, ToolInput
+from goat_jupyter.tools.bash import BashTool
+from goat_jupyter.tools.config import ConfigTool
+from goat_jupyter.tools.delete import DeleteTool
+from goat_jupyter.tools.edit import EditTool
+from goat_jupyter.tools.exit_plan_mode import ExitPlanModeTool
+from goat_jupyter.tools.glob import GlobTool
+from goat_jupyter.tools.grep import GrepTool
+from goat_jupyter.tools.kernel_inspect import KernelInspectTool
+from goat_jupyter.tools.list_mcp_resources import ListMcpResourcesTool
+from goat_jupyter.tools.ls import LSTool
+from goat_jupyter.tools.move import MoveTool
+from goat_jupyter.tools.notebook_edit import NotebookEditTool
+from goat_jupyter.tools.read import ReadTool
+from goat_jupyter.tools.read_mcp_resource import ReadMcpResourceTool
+from goat_jupyter.tools.registry import Registry
+from goat_jupyter.tools.run_cell import RunCellTool
+from goat_jupyter.tools.run_code import RunCodeTool
+from goat_jupyter.tools.send_message import SendMessageTool
+from goat_jupyter.tools.task_output import BashOutputTool, TaskOutputTool
+from goat_jupyter.tools.task_stop import KillShellTool, TaskStopTool
+from goat_jupyter.tools.team_create import TeamCreateTool
+from goat_jupyter.tools.team_delete import TeamDeleteTool
+from goat_jupyter.tools.todo_read import TodoReadTool
+from goat_jupyter.tools.todo_write import TodoWriteTool
+from goat_jupyter.tools.web_fetch import WebFetchTool
+from goat_jupyter.tools.web_search import WebSearchTool
+from goat_jupyter.tools.write import WriteTool
+
+# Seed order first (sdk-tools.d.ts), then the tools goat adds.
+_BUILTIN: tuple[type[Tool[ToolInput]], ...] = (
+    AgentTool,
+    BashTool,
+    TaskOutputTool,
+    ExitPlanModeTool,
+    EditTool,
+    ReadTool,
+    WriteTool,
+    GlobTool,
+    GrepTool,
+    TaskStopTool,
+    ListMcpResourcesTool,
+    NotebookEditTool,
+    ReadMcpResourceTool,
+    TodoWriteTool,
+    WebFetchTool,
+    WebSearchTool,
+    AskUserQuestionTool,
+    ConfigTool,
+    LSTool,
+    DeleteTool,
+    MoveTool,
+    RunCodeTool,
+    TodoReadTool,
+    RunCellTool,
+    KernelInspectTool,
+    BashOutputTool,
+    KillShellTool,
+)  # pyright: ignore[reportAssignmentType]
+_TEAMS: tuple[type[Tool[ToolInput]], ...] = (TeamCreateTool, SendMessageTool, TeamDeleteTool)  # pyright: ignore[reportAssignmentType]
+
+
+def teams_enabled() -> bool:
+    return os.environ.get("GOAT_EXPERIMENTAL_AGENT_TEAMS") == "1"
+
+
+def builtin_tools() -> list[Tool[ToolInput]]:
+    classes = _BUILTIN + (_TEAMS if teams_enabled() else ())
+    return [cls() for cls in classes]
+
+
+def default_registry(cwd: str | Path | None = None, *, session: SessionState | None = None) -> Registry:
+    """Every built-in tool, in seed order, sharing one session rooted at `cwd`."""
+    registry = Registry(session, cwd=cwd)
+    for tool in builtin_tools():
+        registry.register(tool)
+    return registry

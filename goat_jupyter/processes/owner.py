@@ -12,6 +12,7 @@ import contextlib
 import functools
 import itertools
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -57,6 +58,10 @@ class Cgroup:
 
     def wrap(self, argv: list[str]) -> list[str]:
         return ["sh", "-c", _JOIN, "goat-cgroup", str(self.path / "cgroup.procs"), *argv]
+
+    def join_script(self) -> str:
+        """Shell text that moves the running shell into this cgroup (saves `wrap`'s extra exec)."""
+        return f"{{ echo $$ > {shlex.quote(str(self.path / 'cgroup.procs'))}; }} 2>/dev/null; "
 
     def pids(self) -> list[int]:
         with contextlib.suppress(OSError, ValueError):
@@ -133,6 +138,10 @@ class Owner:
 
     def wrap(self, argv: list[str]) -> list[str]:
         return self.cgroup.wrap(argv) if self.cgroup is not None else argv
+
+    def join_script(self) -> str:
+        """For a shell script goat writes itself: its first command joins the cgroup ("" without one)."""
+        return self.cgroup.join_script() if self.cgroup is not None else ""
 
     def pids(self, root_pid: int | None = None) -> set[int]:
         found = set(self.cgroup.pids()) if self.cgroup is not None else set[int]()

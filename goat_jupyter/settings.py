@@ -58,6 +58,10 @@ class Settings(BaseModel):
     max_retry_after_s: float = Field(default=120.0, ge=0)
     max_retry_wait_s: float = Field(default=300.0, ge=0)
     model_aliases: dict[str, str] = Field(default_factory=dict)
+    # Budgets (dollars from litellm's prices; tokens counted for models without a price).
+    max_cost_per_run: float | None = Field(default=None, ge=0)
+    max_cost_per_session: float | None = Field(default=None, ge=0)
+    max_tokens_per_run: int | None = Field(default=None, ge=1)
     permissions: PermissionRules = Field(default_factory=PermissionRules)
     hooks: dict[str, Any] = Field(default_factory=dict)
     mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")
@@ -73,6 +77,9 @@ RUNTIME_KEYS: tuple[str, ...] = (
     "max_tokens",
     "show_usage",
     "web_search_provider",
+    "max_cost_per_run",
+    "max_cost_per_session",
+    "max_tokens_per_run",
 )
 
 _ENV_KEYS = {
@@ -144,6 +151,9 @@ VALUE_HINTS: dict[str, str] = {
     "max_tokens": "a whole number of at least 1, or none for the provider's default",
     "show_usage": "true or false",
     "web_search_provider": "the name of a web search provider, e.g. duckduckgo",
+    "max_cost_per_run": "dollars a %%goat run may spend, e.g. 0.50, or none for no limit",
+    "max_cost_per_session": "dollars the whole session may spend, e.g. 5, or none for no limit",
+    "max_tokens_per_run": "tokens (prompt + answer) a %%goat run may use, or none for no limit",
 }
 
 

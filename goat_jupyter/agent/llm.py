@@ -251,7 +251,9 @@ class LLMClient:
         on_text: Callable[[str], None],
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None] | None = None,
+        answer_cap: int | None = None,
     ) -> AssistantTurn:
+        """One streamed turn; `answer_cap` lowers max_tokens for this request (a budget's limit)."""
         litellm = await litellm_module()
         stalled = on_stall or on_retry
         started = time.monotonic()
@@ -259,7 +261,7 @@ class LLMClient:
         attempt = 0
         while True:
             try:
-                return await self._stream_once(litellm, messages, tools, on_text, stalled)
+                return await self._stream_once(litellm, messages, tools, on_text, stalled, answer_cap)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -283,7 +285,12 @@ class LLMClient:
             "or switch model with %goat config model=..."
         )
 
-    def _params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    def _params(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        answer_cap: int | None = None,
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -298,8 +305,9 @@ class LLMClient:
             params["tools"] = tools
         if self.temperature is not None:
             params["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            params["max_tokens"] = self.max_tokens
+        caps = [cap for cap in (self.max_tokens, answer_cap) if cap is not None]
+        if caps:
+            params["max_tokens"] = min(caps)
         return params
 
     async def _stream_once(
@@ -309,11 +317,12 @@ class LLMClient:
         tools: list[dict[str, Any]] | None,
         on_text: Callable[[str], None],
         on_stall: Callable[[str], None],
+        answer_cap: int | None = None,
     ) -> AssistantTurn:
         def stall(seconds: float) -> None:
             on_stall(f"No response from the model for {seconds:.0f} s…")
 
-        request = litellm.acompletion(**self._params(messages, tools))
+        request = litellm.acompletion(**self._params(messages, tools, answer_cap))
         stream = await await_within(request, self.first_token_timeout_s, stall, "response")
         turn = AssistantTurn()
         calls = _ToolCallAccumulator()
@@ -424,6 +433,19 @@ def model_limits(model: str) -> tuple[int | None, int | None]:
     return (int(window) if window else None), (
         int(info["max_output_tokens"]) if info.get("max_output_tokens") else None
     )
+
+
+def token_prices(model: str) -> tuple[float, float] | None:
+    """(dollars per prompt token, per answer token) from litellm's model map; None when unknown."""
+    litellm = _import_litellm()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # unknown or local model: no price
+        return None
+    prompt, answer = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if prompt is None or answer is None:
+        return None
+    return float(prompt), float(answer)
 
 
 def llm_client_for(settings: Settings, model: str | None = None) -> LLMClient:

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
-from goat_jupyter.agent.llm import AssistantTurn, LLMClient, Usage, litellm_loaded
+from goat_jupyter.agent.llm import AssistantTurn, LLMClient, Usage, litellm_loaded, token_prices
 from goat_jupyter.agent.session import Message, Session, as_list
+from goat_jupyter.agent.spend import BudgetReachedError, Limits, Prices, RunSpend, answer_cap, live_budget
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.catalog import ToolCatalog
@@ -68,6 +69,11 @@ def image_message(outputs: list[ToolOutput]) -> Message | None:
     }
 
 
+def _unknown_cost(model: str, limits: Limits) -> str:
+    tokens = "max_tokens_per_run applies" if limits.tokens_per_run is not None else "set max_tokens_per_run"
+    return f"The cost of {model} is unknown (litellm has no price for it): the cost budget cannot apply; {tokens}."
+
+
 class Agent:
     """Runs one prompt to completion against a session, emitting events as it goes."""
 
@@ -85,8 +91,13 @@ class Agent:
         persist_tool_use: bool = True,
         notices: Callable[[], list[str]] | None = None,
         summarizer: LLMClient | None = None,
+        spend: RunSpend | None = None,
     ) -> None:
         self.session = session
+        # A subagent spends from its parent's run: the parent passes its RunSpend.
+        self.spend = spend or RunSpend(session_before=session.usage.cost_usd or 0.0)
+        if agent_id is None:
+            session.run_spend = self.spend
         self.registry = registry
         self.executor = executor
         self.llm = llm
@@ -123,7 +134,12 @@ class Agent:
                     stop_reason = "max_turns"
                     self.emit(Notice(f"Stopped after {turns} turns (max_turns).", "warning", self.agent_id))
                     break
-                turn = await self._model_turn()
+                try:
+                    turn = await self._model_turn()
+                except BudgetReachedError as stop:
+                    stop_reason = "budget"
+                    self.emit(Notice(str(stop), "warning", self.agent_id))
+                    break
                 turns += 1
                 usage.add(turn.usage)
                 final_text = turn.text
@@ -218,6 +234,7 @@ class Agent:
                 turn.usage.cost_usd,
                 self.agent_id,
                 cached_tokens=turn.usage.cached_tokens,
+                budget=live_budget(Limits.of(self.session.settings), self.spend),
             )
         )
         return turn
@@ -229,9 +246,23 @@ class Agent:
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None],
     ) -> AssistantTurn:
-        turn = await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall)
+        cap = self._answer_cap(request.tokens)
+        turn = await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall, cap)
         make_call_ids_unique(turn)
+        self.spend.add(turn.usage.prompt_tokens, turn.usage.completion_tokens, turn.usage.cost_usd)
         return turn
+
+    def _answer_cap(self, prompt_tokens: int) -> int | None:
+        """Raises BudgetReachedError when the request could cross a budget; else its answer's cap."""
+        limits = Limits.of(self.session.settings)
+        if not limits.any:
+            return None
+        prices = token_prices(self.llm.model) if limits.any_cost else None
+        if limits.any_cost and prices is None and not self.spend.unpriced_noted:
+            self.spend.unpriced_noted = True
+            self.emit(Notice(_unknown_cost(self.llm.model, limits), "warning", self.agent_id))
+        priced = Prices(*prices) if prices is not None else None
+        return answer_cap(limits, self.spend, self.spend.session_cost, prompt_tokens, priced)
 
     async def _run_tools(self, turn: AssistantTurn) -> None:
         calls = [ToolCall(c.id, c.name, c.arguments) for c in turn.tool_calls]

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from goat_jupyter.agent.history import INTERRUPTED_RESULT, repaired
 from goat_jupyter.agent.llm import Usage, as_list
+from goat_jupyter.agent.spend import RunSpend
 from goat_jupyter.state import SessionState
 
 try:
@@ -54,6 +55,7 @@ class Session(SessionState):
     created: float = field(default_factory=time.time)
     persist: bool = True
     context: ContextState = field(default_factory=ContextState)
+    run_spend: RunSpend | None = field(default=None, repr=False)  # the running %%goat cell's spend
     load_report: str = ""  # what resume dropped or repaired, for the user
     _lock: int | None = field(default=None, repr=False)
 

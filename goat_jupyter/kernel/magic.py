@@ -58,6 +58,8 @@ def _cell_parser() -> _Parser:
     parser.add_argument("--model", "-m")
     parser.add_argument("--mode", choices=PERMISSION_MODES)
     parser.add_argument("--max-turns", type=int, dest="max_turns")
+    parser.add_argument("--max-cost", type=float, dest="max_cost")
+    parser.add_argument("--max-tokens", type=int, dest="max_tokens")
     parser.add_argument("--new", action="store_true")
     return parser
 
@@ -70,7 +72,18 @@ def parse_cell_options(line: str) -> RunOptions:
     parsed = _cell_parser().parse_args(words)
     if parsed.max_turns is not None and parsed.max_turns < 1:
         raise OptionError("%%goat: --max-turns must be at least 1.")
-    return RunOptions(model=parsed.model, mode=parsed.mode, max_turns=parsed.max_turns, new=parsed.new)
+    if parsed.max_cost is not None and not parsed.max_cost >= 0:  # also refuses nan
+        raise OptionError("%%goat: --max-cost must be a number of dollars, 0 or more (e.g. 0.50).")
+    if parsed.max_tokens is not None and parsed.max_tokens < 1:
+        raise OptionError("%%goat: --max-tokens must be at least 1.")
+    return RunOptions(
+        model=parsed.model,
+        mode=parsed.mode,
+        max_turns=parsed.max_turns,
+        max_cost=parsed.max_cost,
+        max_tokens=parsed.max_tokens,
+        new=parsed.new,
+    )
 
 
 def runtime() -> GoatRuntime:

@@ -38,6 +38,8 @@ class RunOptions:
     model: str | None = None
     mode: PermissionMode | None = None
     max_turns: int | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
     new: bool = False
 
 
@@ -172,6 +174,10 @@ class GoatRuntime:
             update["permission_mode"] = options.mode
         if options.max_turns:
             update["max_turns"] = options.max_turns
+        if options.max_cost is not None:
+            update["max_cost_per_run"] = options.max_cost
+        if options.max_tokens is not None:
+            update["max_tokens_per_run"] = options.max_tokens
         return self.session.settings.model_copy(update=update)
 
     def shutdown(self) -> None:
@@ -199,10 +205,14 @@ def _drop_overrides(used: Settings, saved: Settings, options: RunOptions) -> Set
     restored = used.model_copy()
     if options.model:
         restored.model = saved.model
-    if options.mode and used.permission_mode == options.mode:
+    if options.mode:  # a per-cell mode never becomes the session's, whatever the run switched to
         restored.permission_mode = saved.permission_mode
     if options.max_turns:
         restored.max_turns = saved.max_turns
+    if options.max_cost is not None:
+        restored.max_cost_per_run = saved.max_cost_per_run
+    if options.max_tokens is not None:
+        restored.max_tokens_per_run = saved.max_tokens_per_run
     return restored
 
 

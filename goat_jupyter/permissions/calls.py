@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from goat_jupyter.errors import InvalidPathError
 from goat_jupyter.permissions.protected import protected_inside, protected_reason
@@ -119,13 +120,15 @@ def describe_call(
     protected: Sequence[Path] = (),
     exists: Callable[[Path], bool] = os.path.exists,
     hook_commands: Sequence[str] = (),
+    settings_now: Mapping[str, object] | None = None,
 ) -> Call:
+    """`settings_now`: the runtime settings' current values (is a Config change widening?)."""
     where = _Where(anchors, cwd, protected, exists, hook_commands)
     if tool_name in READ_PATH_ARGS:
         return _read_call(tool_name, args, where)
     if tool_name in EDIT_PATH_ARGS or tool_name in ("Move", "Delete"):
         return _edit_call(tool_name, args, where)
-    return _other_call(tool_name, args, side_effect)
+    return _other_call(tool_name, args, side_effect, settings_now or {})
 
 
 def _read_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
@@ -184,12 +187,14 @@ def _edit_reason(tool_name: str, paths: tuple[Path, ...], replaces: bool, outsid
     return f"{tool_name} changes {paths[0]}{where}."
 
 
-def _other_call(tool_name: str, args: Mapping[str, Any], side_effect: str) -> Call:
+def _other_call(
+    tool_name: str, args: Mapping[str, Any], side_effect: str, settings_now: Mapping[str, object]
+) -> Call:
     plain = CallFacts(tool_name, (tool_name,), (tool_name,))
     if tool_name in FREE_TOOLS:
         return Call(plain, "free", "")
     if tool_name == "Config":
-        return _config_call(plain, args)
+        return _config_call(plain, args, settings_now)
     if tool_name == "Bash":
         command = str(args.get("command", ""))
         guard = protected_config_guard(command)
@@ -235,15 +240,44 @@ _WIDENING_SETTINGS = frozenset({"mode", "defaultmode", "maxturns", "turns"})
 _WIDENING_WORDS = ("permission", "hook", "mcp", "allow", "tool", "turn", "deny", "sandbox")
 
 
-def _config_call(plain: CallFacts, args: Mapping[str, Any]) -> Call:
+# Limits: a lower value (or a limit where there was none) narrows; raising or removing one widens.
+_LIMIT_SETTINGS = frozenset({"maxturns", "maxcostperrun", "maxcostpersession", "maxtokensperrun"})
+
+
+def _plain_key(setting: str) -> str:
+    return "".join(c for c in setting.casefold() if c.isalnum())
+
+
+def _as_number(value: object) -> float | None:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    return None if math.isnan(number) else number
+
+
+def _limit_widens(key: str, value: object, now: Mapping[str, object]) -> bool:
+    current = next((v for name, v in now.items() if _plain_key(name) == key), None)
+    new = _as_number(value)
+    if new is None:  # removing the limit (or an unreadable value, which Config then refuses)
+        return current is not None
+    return current is not None and new > float(cast("float", current))
+
+
+def _config_widens(setting: str, value: object, now: Mapping[str, object]) -> bool:
+    key = _plain_key(setting)
+    if key in _LIMIT_SETTINGS:
+        return _limit_widens(key, value, now)
+    return key in _WIDENING_SETTINGS or any(word in key for word in _WIDENING_WORDS)
+
+
+def _config_call(plain: CallFacts, args: Mapping[str, Any], now: Mapping[str, object]) -> Call:
     setting = str(args.get("setting", ""))
-    key = "".join(c for c in setting.casefold() if c.isalnum())
-    widening = key in _WIDENING_SETTINGS or any(word in key for word in _WIDENING_WORDS)
-    if args.get("value") is None or not widening:
+    if args.get("value") is None or not _config_widens(setting, args.get("value"), now):  # None: a read
         return Call(plain, "free", "")
     guard = (
         f"Config would change {setting.strip()!r} to {args.get('value')!r}: a setting that widens what "
-        "the agent may do (permissions, turns, tools, hooks, MCP servers), so only the user may approve it."
+        "the agent may do (permissions, turns, budgets, tools, hooks, MCP servers), so only the user may approve it."
     )
     return Call(plain, "free", guard, guard=guard)
 

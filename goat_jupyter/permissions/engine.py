@@ -81,6 +81,7 @@ class PermissionContext:
     protected: Sequence[Path] = ()  # files only the user may change without being asked
     hook_commands: Sequence[str] = ()  # configured hook commands: the files they run are protected
     path_exists: Callable[[Path], bool] = os.path.exists
+    settings_now: Mapping[str, object] = field(default_factory=lambda: dict[str, object]())  # runtime values
 
     @functools.cached_property
     def anchors(self) -> Anchors:
@@ -265,6 +266,7 @@ def describe(tool_name: str, args: Mapping[str, Any], side_effect: str, context:
         context.protected,
         context.path_exists,
         context.hook_commands,
+        context.settings_now,
     )
 
 

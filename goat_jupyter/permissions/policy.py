@@ -25,7 +25,7 @@ from goat_jupyter.permissions.engine import (
 )
 from goat_jupyter.permissions.point import CallContext, CallTool, HookOutcome, PermissionDecision
 from goat_jupyter.permissions.protected import hook_commands_of
-from goat_jupyter.settings import workspace_settings_path
+from goat_jupyter.settings import runtime_values, workspace_settings_path
 from goat_jupyter.state import SessionState
 
 PreviewKind = Literal["diff", "command", "url", "code", "plan", "arguments"]
@@ -116,6 +116,7 @@ class RulePolicy:
             hook_reason=hook.reason if hook else "",
             protected=self.protected,
             hook_commands=hook_commands_of(session.settings.hooks),
+            settings_now=runtime_values(session.settings),
         )
 
     def read_deny_checker(self, session: SessionState) -> ReadDenyChecker | None:

@@ -253,6 +253,7 @@ class SubagentRunner:
             agent_id=agent.id,
             system=subagent_system_prompt(agent.kind, agent.session, agent.note),
             notices=notices,
+            spend=ctx.session.run_spend if isinstance(ctx.session, Session) else None,
         )
 
     def start_task(

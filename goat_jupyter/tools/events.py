@@ -59,6 +59,7 @@ class TurnUsage:
     cost_usd: float | None
     agent_id: str | None = None
     cached_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache
+    budget: str = ""  # the run's spend against its tightest budget, e.g. "$0.12 of $0.50 budget"
 
 
 @dataclass
@@ -77,7 +78,7 @@ class RunFinished:
     completion_tokens: int
     cost_usd: float | None
     elapsed_s: float
-    stop_reason: str  # end_turn | max_turns | interrupted | error
+    stop_reason: str  # end_turn | max_turns | budget | interrupted | error
     extra: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
 
 

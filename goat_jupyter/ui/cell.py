@@ -129,15 +129,16 @@ class _TodoBlock(_Block):
 class _StatusBlock(_Block):
     """`⠙ Waiting for the model · 12 s · ~340 tokens · ■ Stop to interrupt`, at the bottom while quiet."""
 
-    def __init__(self, started_at: float, tokens: Callable[[], int]) -> None:
+    def __init__(self, started_at: float, tokens: Callable[[], int], budget: Callable[[], str]) -> None:
         self.started_at = started_at
         self.tokens = tokens
+        self.budget = budget
         self.hidden = False
 
     def bundle(self, now: float) -> MimeBundle:
         if self.hidden:
             return {"text/plain": ""}
-        text = status_text(now - self.started_at, self.tokens())
+        text = status_text(now - self.started_at, self.tokens(), self.budget())
         return {"text/html": status_html(text, now - self.started_at), "text/plain": text}
 
 
@@ -179,6 +180,7 @@ class CellRenderer:
         self._todo: _TodoBlock | None = None
         self._todo_calls: set[str] = set()
         self._status: _StatusBlock | None = None
+        self._budget = ""  # the spend against the run's budget, from the latest TurnUsage
         self._started_at = clock()
         self._last_event = clock()
         self._streamed_chars = 0
@@ -224,8 +226,8 @@ class CellRenderer:
         self._waiting_user = False
         if isinstance(event, TextDelta):
             self._streamed_chars += len(event.text)
-        if isinstance(event, TurnUsage) and event.agent_id is not None:
-            self._sub_usage.add(event)
+        if isinstance(event, TurnUsage):
+            self._on_usage(event)
         if not isinstance(event, RunFinished) and event.agent_id is not None:
             self._on_nested(event)
             return
@@ -250,6 +252,12 @@ class CellRenderer:
                 self._footer = _StaticBlock(footer_html(event), footer_text(event))
             case _:  # TurnUsage: the footer reports the totals
                 pass
+
+    def _on_usage(self, event: TurnUsage) -> None:
+        if event.agent_id is not None:
+            self._sub_usage.add(event)
+        if event.budget:
+            self._budget = event.budget
 
     def _on_text(self, text: str) -> None:
         if self._text is not None:
@@ -386,7 +394,7 @@ class CellRenderer:
                 self._touch(self._status)
             return
         if self._status is None:
-            status = _StatusBlock(self._started_at, lambda: self._streamed_chars // 4)
+            status = _StatusBlock(self._started_at, lambda: self._streamed_chars // 4, lambda: self._budget)
             self._add(status)
             self._status = status
         else:

@@ -150,11 +150,13 @@ def footer_text(event: RunFinished) -> str:
 STOP_HINT = "■ Stop to interrupt"
 
 
-def status_text(elapsed_s: float, tokens: int) -> str:
-    """`Working · 12s · ~340 tokens · ■ Stop to interrupt` (tokens estimated from streamed text)."""
+def status_text(elapsed_s: float, tokens: int, budget: str = "") -> str:
+    """`Working · 12s · ~340 tokens · $0.12 of $0.50 budget · ■ Stop to interrupt`."""
     parts = ["Working", f"{elapsed_s:.0f}s"]
     if tokens:
         parts.append(f"~{tokens:,} tokens")
+    if budget:
+        parts.append(budget)
     parts.append(STOP_HINT)
     return " · ".join(parts)
 

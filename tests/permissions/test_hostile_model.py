@@ -342,6 +342,9 @@ async def test_nul_bytes_become_an_error_result(tmp_path: Path, tool: str, args:
         ("hooks", "{}"),
         ("mcpServers", "{}"),
         ("allowed_tools", "Bash"),
+        ("max_turns", 51),  # the default is 50: one more is wider
+        ("max_turns", "nan"),
+        ("max_turns", "none"),
     ],
 )
 async def test_config_cannot_widen_what_the_agent_may_do(
@@ -352,6 +355,58 @@ async def test_config_cannot_widen_what_the_agent_may_do(
     await refused(world, "Config", {"setting": setting, "value": value})
     assert world.approver is not None and world.approver.requests
     assert world.session.settings.model_dump() == before
+
+
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("max_cost_per_run", 0.6),
+        ("Max-Cost-Per-Run", "1"),
+        ("max_cost_per_run", "none"),
+        ("max_cost_per_session", 10),
+        ("max_cost_per_session", "none"),
+        ("max_tokens_per_run", 30_000),
+        ("MAX_TOKENS_PER_RUN", "null"),
+        ("max_tokens_per_run", ""),
+    ],
+)
+async def test_config_cannot_raise_or_remove_a_budget(
+    tmp_path: Path, mode: PermissionMode, setting: str, value: object
+) -> None:
+    world = world_for(tmp_path, mode)
+    limits = {"max_cost_per_run": 0.5, "max_cost_per_session": 5.0, "max_tokens_per_run": 20_000}
+    world.session.settings = world.session.settings.model_copy(update=limits)
+    await refused(world, "Config", {"setting": setting, "value": value})
+    assert {k: getattr(world.session.settings, k) for k in limits} == limits
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "expected"),
+    [
+        ("max_turns", 10, 10),
+        ("max_turns", "49", 49),
+        ("max_cost_per_run", 0.1, 0.1),
+        ("max_cost_per_session", "0", 0.0),
+        ("max_tokens_per_run", 5_000, 5_000),
+    ],
+)
+async def test_config_narrowing_a_limit_does_not_ask(
+    tmp_path: Path, setting: str, value: object, expected: object
+) -> None:
+    world = world_for(tmp_path)
+    out = await world.call("Config", {"setting": setting, "value": value})
+    assert not out.is_error, out.content
+    assert world.approver is not None and not world.approver.requests
+    key = setting.strip().lower().replace("-", "_")
+    assert getattr(world.session.settings, key) == expected
+
+
+async def test_config_sets_a_budget_where_none_was_without_asking(tmp_path: Path) -> None:
+    world = world_for(tmp_path)
+    assert not (await world.call("Config", {"setting": "max_cost_per_run", "value": 2})).is_error
+    assert world.approver is not None and not world.approver.requests
+    assert world.session.settings.max_cost_per_run == 2
 
 
 async def test_config_still_reads_and_changes_harmless_settings(tmp_path: Path) -> None:

@@ -442,3 +442,25 @@ async def test_interrupting_parallel_subagents_kills_both_and_keeps_history_vali
         again = await rig.agent.run(f"{PARENT}: are you there")
     assert again.text == "Ready again."
     assert_history_valid(rig.session.messages)
+
+
+async def test_a_subagents_spend_counts_against_the_parents_run_budget(tmp_path: Path) -> None:
+    big = {"prompt_tokens": 9_000, "completion_tokens": 10}
+    turns = [
+        {**parent_turn(agent_call("CHILD-SPEND: look", subagent_type="Explore")), "usage": big},
+        parent_turn(text="never sent"),
+        {"match": "CHILD-SPEND", "tool_calls": [{"name": "LS", "arguments": {"path": "."}}], "usage": big},
+        {"match": "CHILD-SPEND", "text": "found it", "usage": big},
+    ]
+    with ReplayServer(turns) as server:
+        rig = make_rig(
+            tmp_path, server.url, settings=Settings(model="openai/replay", max_tokens_per_run=26_000)
+        )
+        result = await rig.agent.run(f"{PARENT}: go")
+        child_requests = len(requests_with(server, "CHILD-SPEND"))
+        parent_requests = len(server.requests) - child_requests
+    # 9k (parent) + 2 x 9k (child) = 27k: the parent's own next request would fit on its own
+    # spend (9k + ~6k), so stopping it shows that the child's tokens counted.
+    assert result.stop_reason == "budget"
+    assert child_requests == 2 and parent_requests == 1
+    assert rig.tool_results()[0].startswith("found it")

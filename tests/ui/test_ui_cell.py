@@ -400,6 +400,22 @@ async def test_status_line_shows_while_quiet_and_goes_when_something_arrives():
     assert all("Stop to interrupt" not in str(s.final) for s in sink.shown)
 
 
+async def test_status_line_shows_the_spend_against_the_budget():
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.start("prompt", model="m", mode="default")
+    renderer.handle(TurnUsage(1, 900, 20, 0.12, budget="$0.12 of $0.50 budget"))
+    clock.now += 3
+    for _ in range(100):
+        if any("Stop to interrupt" in str(s.final.get("text/plain", "")) for s in sink.shown):
+            break
+        await asyncio.sleep(0.05)
+    [status] = [s for s in sink.shown if "Stop to interrupt" in str(s.final.get("text/plain", ""))]
+    assert "$0.12 of $0.50 budget · ■ Stop to interrupt" in status.final["text/plain"]
+    renderer.handle(RunFinished(1, 900, 20, 0.12, 3.0, "budget"))
+    renderer.close()
+
+
 def test_todo_write_updates_one_checklist_in_place():
     def todos(*statuses: str) -> ToolOutput:
         items = [

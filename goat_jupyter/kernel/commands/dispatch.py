@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from goat_jupyter.agent.session import list_sessions, summarize
+from goat_jupyter.agent.spend import Limits, budget_status
 from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.kernel.commands.config import autoload_command, reload_config
@@ -91,6 +92,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
         f"workspace {session.workspace}  cwd {session.cwd}"
     )
     print(context_status_line(session))
+    print(budget_status(Limits.of(session.settings), session.run_spend, usage.cost_usd))
     print(describe_sources(session.workspace))
 
 

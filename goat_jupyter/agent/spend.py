@@ -1,0 +1,177 @@
+"""Budgets: what a run and a session may spend, checked before each model request is sent.
+
+A request is sent only if it cannot cross a budget: its prompt is priced (or counted) before it
+goes, and its answer is capped (`max_tokens`) at what the budget still pays for. A request that
+cannot afford at least `MIN_ANSWER_TOKENS` of answer is not sent and the run ends at the budget.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from goat_jupyter.errors import GoatError
+from goat_jupyter.settings import Settings
+
+MIN_ANSWER_TOKENS = 256  # below this an answer is rarely useful: stop instead
+
+
+class BudgetReachedError(GoatError):
+    """The next request would cross a budget; the message is the one line the user sees."""
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Dollars per token, from litellm's model map."""
+
+    prompt: float
+    answer: float
+
+
+@dataclass
+class RunSpend:
+    """What one `%%goat` run has spent so far, its subagents included (they share this object)."""
+
+    session_before: float = 0.0  # what the session had spent when the run began
+    cost_usd: float = 0.0
+    tokens: int = 0
+    unpriced: bool = False  # some request had no known price
+    unpriced_noted: bool = False  # the cell already said the cost is unknown
+
+    @property
+    def session_cost(self) -> float:
+        return self.session_before + self.cost_usd
+
+    def add(self, prompt_tokens: int, completion_tokens: int, cost_usd: float | None) -> None:
+        self.tokens += prompt_tokens + completion_tokens
+        if cost_usd is None:
+            self.unpriced = True
+        else:
+            self.cost_usd += cost_usd
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The budgets in force for one run; None means no limit."""
+
+    cost_per_run: float | None = None
+    cost_per_session: float | None = None
+    tokens_per_run: int | None = None
+
+    @classmethod
+    def of(cls, settings: Settings) -> Limits:
+        return cls(settings.max_cost_per_run, settings.max_cost_per_session, settings.max_tokens_per_run)
+
+    @property
+    def any_cost(self) -> bool:
+        return self.cost_per_run is not None or self.cost_per_session is not None
+
+    @property
+    def any(self) -> bool:
+        return self.any_cost or self.tokens_per_run is not None
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """The tightest budget left: its name, what was spent against it and its limit."""
+
+    name: str
+    spent: float
+    limit: float
+    unit: str  # "$" or "tokens"
+
+    @property
+    def left(self) -> float:
+        return max(0.0, self.limit - self.spent)
+
+    def describe(self) -> str:
+        if self.unit == "$":
+            return f"{dollars(self.spent, self.limit)} of {dollars(self.limit, self.limit)}"
+        return f"{self.spent:,.0f} of {self.limit:,.0f} tokens"
+
+
+def dollars(amount: float, scale: float) -> str:
+    """Cents for budgets from 10 cents up; four decimals below, so a small spend is not $0.00."""
+    return f"${amount:.2f}" if scale >= 0.1 else f"${amount:.4f}"
+
+
+def cost_headroom(limits: Limits, run: RunSpend, session_cost: float) -> Headroom | None:
+    """The cost budget with the least left (the run's or the session's)."""
+    rooms = [
+        Headroom("max_cost_per_run", run.cost_usd, limits.cost_per_run, "$")
+        if limits.cost_per_run is not None
+        else None,
+        Headroom("max_cost_per_session", session_cost, limits.cost_per_session, "$")
+        if limits.cost_per_session is not None
+        else None,
+    ]
+    found = [room for room in rooms if room is not None]
+    return min(found, key=lambda room: room.left) if found else None
+
+
+def answer_cap(
+    limits: Limits,
+    run: RunSpend,
+    session_cost: float,
+    prompt_tokens: int,
+    prices: Prices | None,
+) -> int | None:
+    """The most answer tokens the next request may ask for; None: no budget applies.
+
+    Raises BudgetReachedError when not even MIN_ANSWER_TOKENS fit.
+    """
+    caps: list[int] = []
+    if limits.tokens_per_run is not None:
+        room = Headroom("max_tokens_per_run", run.tokens, limits.tokens_per_run, "tokens")
+        caps.append(_check(room, math.floor(room.left) - prompt_tokens))
+    cost_room = cost_headroom(limits, run, session_cost)
+    if cost_room is not None and prices is not None:
+        left = cost_room.left - prompt_tokens * prices.prompt
+        affordable = math.floor(left / prices.answer) if prices.answer > 0 else 1 << 30
+        caps.append(_check(cost_room, affordable))
+    return min(caps) if caps else None
+
+
+def _check(room: Headroom, answer_tokens: int) -> int:
+    if answer_tokens < MIN_ANSWER_TOKENS:
+        raise BudgetReachedError(stop_line(room))
+    return answer_tokens
+
+
+def stop_line(room: Headroom) -> str:
+    more = room.limit * 2 or 1
+    if room.unit == "$":
+        more_text = dollars(more, more)[1:]
+        option = "" if room.name == "max_cost_per_session" else f"%%goat --max-cost {more_text} or "
+    else:
+        more_text = f"{more:.0f}"
+        option = f"%%goat --max-tokens {more_text} or "
+    how = f"raise it with {option}%goat config {room.name}={more_text}"
+    return f"Stopped at the budget: {room.describe()} ({room.name}) · {how}"
+
+
+def live_budget(limits: Limits, run: RunSpend) -> str:
+    """The tightest budget for the live status line ("" when none applies)."""
+    rooms: list[Headroom] = []
+    if (room := cost_headroom(limits, run, run.session_cost)) is not None and not run.unpriced:
+        rooms.append(room)
+    if limits.tokens_per_run is not None:
+        rooms.append(Headroom("max_tokens_per_run", run.tokens, limits.tokens_per_run, "tokens"))
+    if not rooms:
+        return ""
+    tightest = min(rooms, key=lambda room: room.left / room.limit if room.limit else 0.0)
+    return f"{tightest.describe()} budget"
+
+
+def budget_status(limits: Limits, run: RunSpend | None, session_cost: float | None) -> str:
+    """One line for `%goat status` and the live status: spend against each budget in force."""
+    parts: list[str] = []
+    spent_run = run or RunSpend()
+    if (limit := limits.cost_per_run) is not None:
+        parts.append(f"last run {dollars(spent_run.cost_usd, limit)} of {dollars(limit, limit)}")
+    if (limit := limits.cost_per_session) is not None:
+        shown = "unknown" if session_cost is None else dollars(session_cost, limit)
+        parts.append(f"session {shown} of {dollars(limit, limit)}")
+    if limits.tokens_per_run is not None:
+        parts.append(f"last run {spent_run.tokens:,} of {limits.tokens_per_run:,} tokens")
+    return "budget: " + (" · ".join(parts) if parts else "none")

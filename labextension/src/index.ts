@@ -9,6 +9,7 @@ import { PanelBridge } from './bridge';
 import { settingsPanelPlugin } from './settings_panel';
 import { decorateCells } from './cells_ui';
 import { dropStaleWidgets } from './goat_outputs';
+import { cellActionsPlugin } from './cell_actions';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'goat-jupyter:bridge',
@@ -28,4 +29,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, settingsPanelPlugin];
+export default [plugin, settingsPanelPlugin, cellActionsPlugin];

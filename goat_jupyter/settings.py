@@ -21,6 +21,9 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "dontAsk",
 )
 
+OutputStyle = Literal["default", "explain", "tutor"]
+OUTPUT_STYLES: tuple[OutputStyle, ...] = ("default", "explain", "tutor")
+
 
 class PermissionRules(BaseModel):
     """Claude Code's `permissions` block."""
@@ -41,6 +44,7 @@ class Settings(BaseModel):
     model: str = "gpt-4o-mini"
     small_model: str | None = None
     permission_mode: PermissionMode = "default"
+    output_style: OutputStyle = "default"  # agent/styles.py
     max_turns: int = Field(default=50, ge=1, le=1000)
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -72,6 +76,7 @@ RUNTIME_KEYS: tuple[str, ...] = (
     "model",
     "small_model",
     "permission_mode",
+    "output_style",
     "max_turns",
     "temperature",
     "max_tokens",
@@ -146,6 +151,7 @@ VALUE_HINTS: dict[str, str] = {
     "model": "a litellm model name, e.g. gpt-4o-mini or anthropic/claude-sonnet-4-5",
     "small_model": "a litellm model name, or none to use the main model",
     "permission_mode": "one of " + ", ".join(PERMISSION_MODES),
+    "output_style": "one of " + ", ".join(OUTPUT_STYLES),
     "max_turns": "a whole number from 1 to 1000",
     "temperature": "a number from 0 to 2, or none for the provider's default",
     "max_tokens": "a whole number of at least 1, or none for the provider's default",

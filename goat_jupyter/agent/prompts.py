@@ -6,6 +6,7 @@ import datetime
 import platform
 from pathlib import Path
 
+from goat_jupyter.agent.styles import style_section
 from goat_jupyter.config.claude_files import instruction_files
 from goat_jupyter.state import SessionState
 
@@ -82,6 +83,8 @@ def reminder(state: SessionState) -> str:
 
 def system_prompt(state: SessionState) -> str:
     sections = [BASE_PROMPT, stable_facts(state)]
+    if style := style_section(state.settings.output_style):
+        sections.append(style)
     instructions = _instructions(state.workspace)
     if instructions:
         sections.append(instructions)

@@ -112,7 +112,10 @@ async def run_cell(line: str, body: str) -> None:
     renderer = make_renderer("auto")
     attach_interaction(goat, renderer)
     renderer.start(
-        prompt, model=options.model or settings.model, mode=options.mode or settings.permission_mode
+        prompt,
+        model=options.model or settings.model,
+        mode=options.mode or settings.permission_mode,
+        style=settings.output_style,
     )
     events = _TurnCounter(renderer.handle)
     try:

@@ -237,7 +237,7 @@ def _run_code_call(plain: CallFacts, args: Mapping[str, Any]) -> Call:
 
 # Config settings that widen what the agent may do (compared without case, `_`, `-` or spaces).
 _WIDENING_SETTINGS = frozenset({"mode", "defaultmode", "maxturns", "turns"})
-_WIDENING_WORDS = ("permission", "hook", "mcp", "allow", "tool", "turn", "deny", "sandbox")
+_WIDENING_WORDS = ("permission", "hook", "mcp", "allow", "tool", "turn", "deny", "sandbox", "style")
 
 
 # Limits: a lower value (or a limit where there was none) narrows; raising or removing one widens.

@@ -189,9 +189,11 @@ class CellRenderer:
         self._footer: _StaticBlock | None = None
         self._sub_usage = SubagentUsage()
 
-    def start(self, prompt: str, *, model: str, mode: str) -> None:
+    def start(self, prompt: str, *, model: str, mode: str, style: str = "default") -> None:
         self._started_at = self._last_event = self._clock()
-        self._guard(lambda: self._add(_StaticBlock(header_html(model, mode), header_text(model, mode))))
+        self._guard(
+            lambda: self._add(_StaticBlock(header_html(model, mode, style), header_text(model, mode, style)))
+        )
         self._arm_ticker()
 
     def handle(self, event: Event) -> None:

@@ -292,8 +292,12 @@ def status_html(text: str, elapsed_s: float) -> str:
     )
 
 
-def header_html(model: str, mode: str) -> str:
-    return f'<div style="{style.HEADER}">goat · model <code>{escape(model)}</code> · mode <code>{escape(mode)}</code></div>'
+def header_html(model: str, mode: str, output_style: str = "default") -> str:
+    shown = "" if output_style == "default" else f" · style <code>{escape(output_style)}</code>"
+    return (
+        f'<div style="{style.HEADER}">goat · model <code>{escape(model)}</code> · mode '
+        f"<code>{escape(mode)}</code>{shown}</div>"
+    )
 
 
 def footer_html(event: RunFinished) -> str:

@@ -48,8 +48,8 @@ class PlainRenderer:
         self._agent_lines: dict[str, str] = {}  # unfinished line of each subagent's text
         self._nested_agent: str | None = None  # whose lines were printed last (subagents may interleave)
 
-    def start(self, prompt: str, *, model: str, mode: str) -> None:
-        self._guard(lambda: self._block([header_text(model, mode)]))
+    def start(self, prompt: str, *, model: str, mode: str, style: str = "default") -> None:
+        self._guard(lambda: self._block([header_text(model, mode, style)]))
 
     def handle(self, event: Event) -> None:
         self._guard(lambda: self._dispatch(event))

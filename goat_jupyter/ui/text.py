@@ -161,8 +161,9 @@ def status_text(elapsed_s: float, tokens: int, budget: str = "") -> str:
     return " · ".join(parts)
 
 
-def header_text(model: str, mode: str) -> str:
-    return f"goat · model {model} · mode {mode}"
+def header_text(model: str, mode: str, style: str = "default") -> str:
+    shown = "" if style == "default" else f" · style {style}"
+    return f"goat · model {model} · mode {mode}{shown}"
 
 
 def notice_text(text: str, level: NoticeLevel) -> str:

@@ -342,6 +342,7 @@ async def test_nul_bytes_become_an_error_result(tmp_path: Path, tool: str, args:
         ("hooks", "{}"),
         ("mcpServers", "{}"),
         ("allowed_tools", "Bash"),
+        ("output_style", "default"),  # a student's agent must not leave tutor mode by itself
         ("max_turns", 51),  # the default is 50: one more is wider
         ("max_turns", "nan"),
         ("max_turns", "none"),

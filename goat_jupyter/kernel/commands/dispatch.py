@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from goat_jupyter.agent.session import list_sessions, summarize
 from goat_jupyter.agent.spend import Limits, budget_status
+from goat_jupyter.agent.styles import OUTPUT_STYLES, OutputStyle
 from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.kernel.commands.config import autoload_command, reload_config
@@ -31,11 +32,14 @@ HELP = f"""%goat commands:
   %goat context                what the next request holds (system, tools, conversation, ...) vs the window
   %goat compact [focus]        summarise the older turns now (optionally saying what to keep)
   %goat autoload [on|off]      load goat in every new kernel (the IPython kernel configuration)
+  %goat style [STYLE]          show or set the output style: default, explain, tutor (hints, not answers)
   %goat help                   this help
 %%goat [options]               run the cell body as a prompt; options:
   --model M, -m M              the model for this cell (litellm name, e.g. openai/gpt-4o)
   --mode MODE                  permission mode for this cell: {", ".join(PERMISSION_MODES)}
   --max-turns N                stop after N model turns (N >= 1)
+  --max-cost USD               stop before a request that could take this run past USD dollars
+  --max-tokens N               stop before a request that could take this run past N tokens
   --new                        start a new conversation first"""
 
 
@@ -86,7 +90,8 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
     cost = "unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
     running = [t.id for t in session.tasks.all() if t.status == "running"]
     print(
-        f"session {session.session_id}  model {session.settings.model}  mode {session.settings.permission_mode}\n"
+        f"session {session.session_id}  model {session.settings.model}  mode {session.settings.permission_mode}"
+        f"  style {session.settings.output_style}\n"
         f"turns {session.turns}  tokens {usage.prompt_tokens} in / {usage.completion_tokens} out  cost {cost}\n"
         f"messages {len(session.messages)}  background tasks running: {', '.join(running) or 'none'}\n"
         f"workspace {session.workspace}  cwd {session.cwd}"
@@ -163,6 +168,18 @@ def _compact(goat: GoatRuntime, args: list[str]) -> None:
     compact_now(goat, " ".join(args))
 
 
+def _style(goat: GoatRuntime, args: list[str]) -> None:
+    """`%goat style` shows the output style; `%goat style tutor|explain|default` sets it."""
+    settings = goat.session.settings
+    if args:
+        try:
+            settings.output_style = cast("OutputStyle", coerce_setting("output_style", args[0]))
+        except InvalidInputError as exc:
+            print(exc)
+            return
+    print(f"output style: {settings.output_style} (one of {', '.join(OUTPUT_STYLES)})")
+
+
 def _help(goat: GoatRuntime, args: list[str]) -> None:
     print(HELP)
 
@@ -177,6 +194,7 @@ _COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
     "mcp": _mcp,
     "context": _context,
     "compact": _compact,
+    "style": _style,
     "autoload": autoload_command,
     "help": _help,
 }

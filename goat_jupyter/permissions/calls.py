@@ -106,7 +106,7 @@ class _Where:
             extra=self.extra_protected,
         )
         if reason is None and target.below is not None:
-            reason = protected_inside(target.path, target.below.names)
+            reason = protected_inside(target.path, target.below.names, self.workspace)
         return reason
 
 
@@ -165,7 +165,9 @@ def _edit_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
     creates = tool_name in ("Write", "Move") and not replaces and not in_git  # .git/hooks run code
     guard = where.guarded(targets)
     guard_text = (
-        f"{tool_name} would change configuration: {guard}. Only the user may approve that." if guard else None
+        f"{tool_name} would change a protected path: {guard}. Only the user may approve that."
+        if guard
+        else None
     )
     paths = tuple(t.path for t in targets)
     return Call(facts, kind, _edit_reason(tool_name, paths, replaces, outside), creates, guard_text)

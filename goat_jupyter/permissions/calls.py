@@ -11,6 +11,7 @@ from typing import Any, Literal
 from goat_jupyter.errors import InvalidPathError
 from goat_jupyter.permissions.protected import protected_inside, protected_reason
 from goat_jupyter.permissions.rules import Access, Anchors, CallFacts, FolderWalk, Target, relative_inside
+from goat_jupyter.permissions.secrets import secret_reason
 from goat_jupyter.permissions.shell import protected_config_guard
 from goat_jupyter.processes.sandbox import isolation
 
@@ -62,6 +63,7 @@ class Call:
     creates: bool = False  # makes a new file without replacing anything (no approval inside)
     guard: str | None = None  # always asks, whatever the mode or allow rules say
     claimed_read_only: bool = False  # read-only by its own word only (an MCP tool's readOnlyHint)
+    secret: str | None = None  # touches a credential store: asks every time (permissions/secrets.py)
 
 
 @dataclass(frozen=True)
@@ -122,10 +124,12 @@ def describe_call(
 ) -> Call:
     where = _Where(anchors, cwd, protected, exists, hook_commands)
     if tool_name in READ_PATH_ARGS:
-        return _read_call(tool_name, args, where)
-    if tool_name in EDIT_PATH_ARGS or tool_name in ("Move", "Delete"):
-        return _edit_call(tool_name, args, where)
-    return _other_call(tool_name, args, side_effect)
+        call = _read_call(tool_name, args, where)
+    elif tool_name in EDIT_PATH_ARGS or tool_name in ("Move", "Delete"):
+        call = _edit_call(tool_name, args, where)
+    else:
+        return _other_call(tool_name, args, side_effect)
+    return replace(call, secret=secret_reason(call.facts, anchors.home))
 
 
 def _read_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:

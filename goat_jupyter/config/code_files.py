@@ -25,6 +25,8 @@ FOLDERS: dict[str, str] = {
 START_HOOKS = frozenset({"sitecustomize", "usercustomize", "ipykernel_launcher"})
 _SHADOWED = frozenset(name.casefold() for name in KERNEL_START_MODULES)
 _MODULE_SUFFIXES = frozenset({"py", "pyc", "pyw", "pyd", "so"})
+_EXACT = frozenset({*FOLDERS, "startup", "kernel.json"})
+_STEMS = frozenset({*START_HOOKS, "__init__"})
 _CONFIG = re.compile(r"^(ipython|jupyter)(_[a-z0-9_]+)?_config\.(py|json|d)$")
 
 
@@ -41,6 +43,20 @@ def code_file_reason(parts: Sequence[str]) -> str | None:
             where = "is" if index == len(keys) - 1 else "is inside"
             return f"{where} {parts[index]}, {reason}"
     return None
+
+
+def entry_reason(keys: Sequence[str]) -> str | None:
+    """`code_file_reason` for a walk that stops at what it flags: only the last name (and, for a
+    package's `__init__`, the package) is checked; `keys` are name_key()s. Fast for plain names."""
+    index = len(keys) - 1
+    key = keys[index]
+    stem = key.partition(".")[0]
+    named = key in _EXACT or stem in _STEMS or (index == 0 and stem in _SHADOWED)
+    if not (named or key.endswith(".pth") or key.startswith(("ipython", "jupyter"))):
+        return None
+    if stem == "__init__" and index > 0 and (reason := _part_reason(keys, index - 1, keys[index - 1])):
+        return reason
+    return _part_reason(keys, index, key)
 
 
 def _part_reason(keys: Sequence[str], index: int, key: str) -> str | None:

@@ -1,12 +1,12 @@
 """What RunCode's sandbox keeps a program from leaving behind in the workspace: goat's and Claude
 Code's configuration and files that run code later (config/code_files.py), at any depth.
 
-bubblewrap binds paths, not patterns, so: one walk of the workspace before the run finds those that
+bubblewrap binds paths, not patterns, so: a walk of the workspace before the run finds those that
 exist; they are bound read-only (a mount point cannot be changed, renamed or removed, and a hard
-link to it crosses mounts). A second walk after the run (every process of it has ended) finds those
-that are new (an identity not seen before, so a `.git` renamed away and made again counts) and
-removes them. Walks list names only (no stat per file) and do not enter what they flag or follow
-symlinks. Credential stores inside the workspace (home as workspace) are hidden: an empty folder or
+link to it crosses mounts). A walk after the run (every process of it has ended) finds those that
+are new (an identity not seen before, so a `.git` renamed away and made again counts) and removes
+them. Walks do not enter what they flag or follow symlinks, and list only folders that changed
+since the last walk (WorkspaceIndex). Credential stores inside the workspace (home as workspace) are hidden: an empty folder or
 an empty file in their place.
 """
 
@@ -16,7 +16,8 @@ import contextlib
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,10 @@ from goat_jupyter.config.secret_stores import stores
 
 CONFIG_NAMES = frozenset({".goat", ".claude", ".mcp.json"})
 Identity = tuple[int, int]
+# A folder changed less than this before it was listed is listed again next time: a change within
+# the same tick of the file system's clock would leave its times as they were.
+GRACE_NS = 1_000_000_000
+_INDEXES_KEPT = 8
 
 
 @dataclass(frozen=True)
@@ -47,24 +52,98 @@ class Snapshot:
         return {found.identity for found in self.entries}
 
 
+@dataclass(frozen=True)
+class _Folder:
+    """One folder as last listed: its identity and times, its subfolders and protected entries."""
+
+    stamp: tuple[int, int, int, int]  # device, inode, ctime, mtime
+    listed_at: int
+    subfolders: tuple[str, ...]
+    flagged: tuple[Found, ...]
+
+    def still(self, info: os.stat_result) -> bool:
+        return _stamp(info) == self.stamp and self.stamp[2] < self.listed_at - GRACE_NS
+
+
+class WorkspaceIndex:
+    """The workspace's protected entries, kept up to date by listing only the folders whose times
+    changed (creating, removing or renaming an entry changes its folder's ctime, which no program
+    can set back): a walk is one stat per folder, not one entry per file."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folders: dict[str, _Folder] = {}
+        self._lock = threading.Lock()
+
+    def refresh(self) -> list[Found]:
+        with self._lock:
+            seen: dict[str, _Folder] = {}
+            pending = [str(self.root)]
+            while pending:
+                folder = pending.pop()
+                state = self._state(folder)
+                if state is not None:
+                    seen[folder] = state
+                    pending += [f"{folder}/{name}" for name in state.subfolders]
+            self._folders = seen
+            return [found for state in seen.values() for found in state.flagged]
+
+    def _state(self, folder: str) -> _Folder | None:
+        try:
+            info = os.stat(folder, follow_symlinks=False)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(info.st_mode):
+            return None
+        old = self._folders.get(folder)
+        if old is not None and old.still(info):
+            return old
+        keys = [name_key(part) for part in Path(folder).relative_to(self.root).parts]
+        return _list(folder, keys, info)
+
+
+def _list(folder: str, keys: list[str], info: os.stat_result) -> _Folder:
+    listed_at = time.time_ns()
+    subfolders: list[str] = []
+    flagged: list[Found] = []
+    for entry in _listing(folder):
+        entry_keys = [*keys, name_key(entry.name)]
+        if entry_keys[-1] in CONFIG_NAMES or entry_reason(entry_keys) is not None:
+            flagged.append(_found(entry))
+        elif entry.is_dir(follow_symlinks=False):
+            subfolders.append(entry.name)
+    return _Folder(_stamp(info), listed_at, tuple(subfolders), tuple(flagged))
+
+
+def _stamp(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_dev, info.st_ino, info.st_ctime_ns, info.st_mtime_ns)
+
+
+_indexes: dict[Path, WorkspaceIndex] = {}
+_indexes_lock = threading.Lock()
+
+
+def index_of(workspace: Path) -> WorkspaceIndex:
+    """The index of this workspace, kept between runs (a few workspaces at most)."""
+    with _indexes_lock:
+        index = _indexes.get(workspace)
+        if index is None:
+            if len(_indexes) >= _INDEXES_KEPT:
+                _indexes.pop(next(iter(_indexes)))
+            index = _indexes[workspace] = WorkspaceIndex(workspace)
+        return index
+
+
 def take_snapshot(workspace: Path) -> Snapshot:
     real = Path(os.path.realpath(workspace))
     with contextlib.suppress(OSError):
         (real / ".goat").mkdir(exist_ok=True)  # goat's own folder exists, so it is bound read-only
-    return Snapshot(real, list(protected_entries(real)))
+    return Snapshot(real, index_of(real).refresh())
 
 
-def protected_entries(root: Path) -> Iterator[Found]:
-    """Every protected entry below `root`, not entering what it yields nor following symlinks."""
-    pending: list[tuple[str, list[str]]] = [(str(root), [])]
-    while pending:
-        folder, keys = pending.pop()
-        for entry in _listing(folder):
-            entry_keys = [*keys, name_key(entry.name)]
-            if entry_keys[-1] in CONFIG_NAMES or entry_reason(entry_keys) is not None:
-                yield _found(entry)
-            elif entry.is_dir(follow_symlinks=False):
-                pending.append((entry.path, entry_keys))
+def protected_entries(root: Path) -> list[Found]:
+    """Every protected entry below `root` (a fresh walk, nothing remembered)."""
+    return WorkspaceIndex(root).refresh()
 
 
 def _listing(folder: str) -> list[os.DirEntry[str]]:
@@ -119,7 +198,7 @@ def remove_left_behind(snapshot: Snapshot) -> list[str]:
     """Protected entries the run created (not seen before): removed; their paths, for the result."""
     before = snapshot.identities
     removed: list[str] = []
-    for found in protected_entries(snapshot.workspace):
+    for found in index_of(snapshot.workspace).refresh():
         if found.identity in before:
             continue  # there before (perhaps under a renamed folder): the program could not change it
         _remove(found)

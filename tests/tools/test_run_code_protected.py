@@ -94,8 +94,8 @@ async def test_kernel_start_files_cannot_be_left_behind(registry: Registry, tmp_
     (tmp_path / "nb").mkdir()
     (tmp_path / "helper.py").write_text("x = 1\n")
     code = (
-        "echo 'open(\"PWN\",\"w\")' > ipykernel_launcher.py\n"
-        "echo 'open(\"PWN\",\"w\")' > nb/ipykernel_launcher.py\n"
+        'echo \'open("PWN","w")\' > ipykernel_launcher.py\n'
+        'echo \'open("PWN","w")\' > nb/ipykernel_launcher.py\n'
         "mkdir -p ipykernel_launcher && touch ipykernel_launcher/__init__.py\n"
         "echo x > json.py; mkdir -p asyncio && touch asyncio/__init__.py; echo x > traitlets.pyc\n"
         "ln -s helper.py zmq.py; ln helper.py sitecustomize.py\n"

@@ -4,6 +4,7 @@ it tries; credential stores in a workspace at home are hidden from it. Real bubb
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from goat_jupyter.processes.sandbox import isolation
+from goat_jupyter.processes.sandbox_guard import GRACE_NS
 from goat_jupyter.tools import Registry, ToolOutput, default_registry
 
 _SANDBOX = isolation()
@@ -160,3 +162,21 @@ async def test_credential_stores_in_a_workspace_at_home_are_hidden(
     for secret in ("PRIVATE-KEY-123", "NETRC-456", "sk-KEYS-789"):
         assert secret not in out.content
     assert (tmp_path / ".ssh" / "id_ed25519").read_text() == "PRIVATE-KEY-123\n"
+
+
+async def test_a_folder_whose_times_the_program_sets_back_is_still_checked(
+    registry: Registry, tmp_path: Path
+) -> None:
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    await bash(registry, "true")
+    await asyncio.sleep(GRACE_NS / 1e9 + 0.2)  # now the index trusts folders whose times did not change
+    await bash(registry, "true")
+    code = (  # each folder's times put back exactly as they were
+        "touch -r sub /tmp/sub; touch -r sub/deeper /tmp/deeper\n"
+        "echo 'import os' > sub/deeper/evil.pth; touch -r /tmp/deeper sub/deeper\n"
+        "mkdir -p sub/new/.git; touch -r /tmp/sub sub/new sub\n"
+    )
+    out = await bash(registry, code)
+    assert not (tmp_path / "sub" / "deeper" / "evil.pth").exists()
+    assert not (tmp_path / "sub" / "new" / ".git").exists()
+    assert "evil.pth" in out.content

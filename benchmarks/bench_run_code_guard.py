@@ -66,7 +66,7 @@ async def main(files: int, runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_workspace(root, files)
-        time.sleep(1.5)  # folders changed within the last second are listed again (GRACE_NS)
+        await asyncio.sleep(1.5)  # folders changed within the last second are listed again (GRACE_NS)
         started = time.perf_counter()
         found = protected_entries(root)
         index_of(root).refresh()
@@ -97,7 +97,7 @@ async def main(files: int, runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=15)
     options = parser.parse_args()

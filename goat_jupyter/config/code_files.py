@@ -9,6 +9,7 @@ or spaces, as in permissions/protected.py.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -27,6 +28,10 @@ _SHADOWED = frozenset(name.casefold() for name in KERNEL_START_MODULES)
 _MODULE_SUFFIXES = frozenset({"py", "pyc", "pyw", "pyd", "so"})
 _EXACT = frozenset({*FOLDERS, "startup", "kernel.json"})
 _STEMS = frozenset({*START_HOOKS, "__init__"})
+_SHADOWING = re.compile(
+    rf"^(?:{'|'.join(sorted(_SHADOWED))})(?:\.[^/\n]*|/__init__(?:\.[^/\n]*)?)[. ]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _CONFIG = re.compile(r"^(ipython|jupyter)(_[a-z0-9_]+)?_config\.(py|json|d)$")
 
 
@@ -50,13 +55,40 @@ def entry_reason(keys: Sequence[str]) -> str | None:
     package's `__init__`, the package) is checked; `keys` are name_key()s. Fast for plain names."""
     index = len(keys) - 1
     key = keys[index]
-    stem = key.partition(".")[0]
-    named = key in _EXACT or stem in _STEMS or (index == 0 and stem in _SHADOWED)
-    if not (named or key.endswith(".pth") or key.startswith(("ipython", "jupyter"))):
+    if not might_run_code(key, index):
         return None
-    if stem == "__init__" and index > 0 and (reason := _part_reason(keys, index - 1, keys[index - 1])):
+    if (
+        key.partition(".")[0] == "__init__"
+        and index > 0
+        and (reason := _part_reason(keys, index - 1, keys[index - 1]))
+    ):
         return reason
     return _part_reason(keys, index, key)
+
+
+def candidates(names: Sequence[str], also: Sequence[str] = (), *, top_level: bool = False) -> list[str]:
+    """The names (POSIX paths) whose last part could be a code file or one of `also`: one regex
+    pass over all of them (a folder of many files). `top_level`: the names start at the workspace."""
+    text = "\n".join(names)
+    found = [m.group(0) for m in _candidate_regex(tuple(also)).finditer(text)]
+    if top_level:
+        found += [m.group(0) for m in _SHADOWING.finditer(text)]
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def _candidate_regex(also: tuple[str, ...]) -> re.Pattern[str]:
+    exact = "|".join(re.escape(name) for name in (*_EXACT, *also))
+    hooks = "|".join(sorted(_STEMS))
+    last = rf"(?:{exact}|[^/\n]*\.pth|(?:ipython|jupyter)[^/\n]*|(?:{hooks})(?:\.[^/\n]*)?)"
+    return re.compile(rf"^(?:[^\n]*/)?{last}[. ]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def might_run_code(key: str, index: int) -> bool:
+    """Whether a name (a name_key, at depth `index`) could be a code file at all: a quick test."""
+    stem = key.partition(".")[0]
+    named = key in _EXACT or stem in _STEMS or (index == 0 and stem in _SHADOWED)
+    return named or key.endswith(".pth") or key.startswith(("ipython", "jupyter"))
 
 
 def _part_reason(keys: Sequence[str], index: int, key: str) -> str | None:

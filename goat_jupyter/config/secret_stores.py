@@ -6,11 +6,14 @@ them (processes/sandbox.py).
 
 from __future__ import annotations
 
+import functools
 import os
+import time
 from pathlib import Path
 
 from goat_jupyter.config.keys import key_store_path
 
+RESOLVE_EVERY_S = 10
 # Below the home folder: path -> what it holds.
 HOME_STORES: dict[str, str] = {
     ".ssh": "ssh keys",
@@ -47,11 +50,20 @@ HOME_STORES: dict[str, str] = {
 def stores(home: Path | None = None) -> list[tuple[Path, str]]:
     """Every credential store's path (it need not exist) with what it holds."""
     home = home or Path.home()
+    places = tuple(os.environ.get(name) for name in _PLACES_FROM)
+    return list(_stores(home, places))
+
+
+_PLACES_FROM = ("HOME", "GOAT_HOME", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "XDG_DATA_HOME")
+
+
+@functools.lru_cache(maxsize=8)
+def _stores(home: Path, _places: tuple[str | None, ...]) -> tuple[tuple[Path, str], ...]:
     found = [(home / rel, label) for rel, label in HOME_STORES.items()]
     found.append((key_store_path(), "goat's provider keys"))
     found.append((home / ".goat" / "keys.json", "goat's provider keys"))
     found.append((runtime_dir(), "Jupyter's runtime files (kernel connection keys, server tokens)"))
-    return found
+    return tuple(found)
 
 
 def runtime_dir() -> Path:
@@ -66,16 +78,15 @@ class Stores:
     (folders' resolved forms are remembered: a search's results share few folders)."""
 
     def __init__(self, home: Path | None = None) -> None:
-        self.labels: dict[str, tuple[Path, str]] = {}
-        for store, label in stores(home):
-            for form in (_key(store), _key(Path(os.path.realpath(store)))):
-                self.labels.setdefault(form, (store, label))
+        listed = tuple(stores(home))
+        self.labels = _labels(listed, int(time.monotonic() // RESOLVE_EVERY_S))
         self._below = tuple(form + "/" for form in self.labels)
         self._real_folders: dict[str, str] = {}
 
-    def find(self, path: Path) -> tuple[Path, str] | None:
-        """The store `path` is or lies in (as written or with symlinks resolved), or None."""
-        for form in (_key(path), self._real(path)):
+    def find(self, path: Path, real: Path | None = None) -> tuple[Path, str] | None:
+        """The store `path` is or lies in (as written or with symlinks resolved: `real` when the
+        caller has it), or None."""
+        for form in (_key(path), _key(real) if real is not None else self._real(path)):
             if form in self.labels or form.startswith(self._below):
                 return self._label(form)
         return None
@@ -100,6 +111,16 @@ class Stores:
         if real is None:
             real = self._real_folders[folder] = _key(Path(os.path.realpath(folder)))
         return f"{real.rstrip('/')}/{name.casefold()}"
+
+
+@functools.lru_cache(maxsize=8)
+def _labels(listed: tuple[tuple[Path, str], ...], _period: int) -> dict[str, tuple[Path, str]]:
+    """Each store's path as written and resolved (symlinks are looked at again every few seconds)."""
+    labels: dict[str, tuple[Path, str]] = {}
+    for store, label in listed:
+        for form in (_key(store), _key(Path(os.path.realpath(store)))):
+            labels.setdefault(form, (store, label))
+    return labels
 
 
 def store_of(path: Path, home: Path | None = None) -> tuple[Path, str] | None:

@@ -26,8 +26,14 @@ Mode table (what happens without any rule or hook):
 |                                             | allow   | allow       | ask  | allow  | allow   |
 | Config widening what the agent may do (permission mode, max_turns, tools, hooks, MCP);
 | creating, changing, moving or deleting configuration (`.goat/`, `.claude/`, `.mcp.json`, the
-| user's settings folder, hook scripts, or a folder holding one: permissions/protected.py)
+| user's settings folder, hook scripts), a file that runs code later (every `.git`, `.vscode`,
+| `.idea`, `*.pth`, start-up and shadowing modules, IPython/Jupyter configuration: config/code_files.py),
+| or a folder holding one (permissions/protected.py)
 |                                             | ask     | ask         | ask  | ask    | deny    |
+| reading, moving, deleting or changing a credential store (`~/.ssh`, `~/.netrc`, goat's keys, the
+| Jupyter runtime folder...: permissions/secrets.py), unless an allow rule names that exact path
+|                                             | ask     | ask         | ask* | ask    | deny    |
+(* plan mode: reads ask, changes are denied)
 
 Paths: a call is checked for what it does to every path it touches (a Move reads and removes its
 source, so Read and Delete deny/ask rules cover the source too, and writes its destination); a

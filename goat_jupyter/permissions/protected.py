@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from goat_jupyter.config.code_files import code_file_reason, name_key
+from goat_jupyter.config.code_files import candidates, code_file_reason, entry_reason, name_key
 from goat_jupyter.settings import user_settings_path
 
 PROTECTED_NAMES: dict[str, str] = {
@@ -59,15 +59,28 @@ def protected_reason(
 
 
 def protected_inside(folder: Path, names: Sequence[str] | None, workspace: Path) -> str | None:
-    """Why a folder holding `names` (paths relative to it; None: too many to list) is protected,
-    or would be once moved to `folder` (a Move's destination)."""
+    """Why a folder holding `names` (paths relative to it, every folder among them; None: too many
+    to list) is protected, or would be once moved to `folder` (a Move's destination)."""
     if names is None:
         return f"{folder} holds too many files to check for protected files inside it"
-    roots = _forms(workspace)
-    for name in names:
-        if reason := _by_name(Path(os.path.normpath(Path(workspace, folder, name))), roots):
-            return f"{folder} contains {name}, which {reason}"
+    base = _keys_below(Path(os.path.normpath(Path(workspace, folder))), workspace)
+    for name in candidates(names, tuple(PROTECTED_NAMES), top_level=not base):
+        key = name_key(name.rpartition("/")[2])
+        label = PROTECTED_NAMES.get(key)
+        if label is not None:
+            return f"{folder} contains {name}, {label}"
+        if reason := entry_reason([*base, *(name_key(part) for part in name.split("/"))]):
+            return f"{folder} contains {name}, {reason}"
     return None
+
+
+def _keys_below(folder: Path, workspace: Path) -> list[str]:
+    """The folder's name_keys below the workspace (as written or resolved); all of them outside it."""
+    for form in _forms(folder):
+        for root in _forms(workspace):
+            if _inside(form, root) and _key(root):
+                return [name_key(part) for part in form.parts[len(root.parts) :]]
+    return [name_key(part) for part in folder.parts]
 
 
 def hook_commands_of(hooks: Mapping[str, Any]) -> list[str]:

@@ -24,7 +24,7 @@ def secret_reason(facts: CallFacts, home: Path) -> str | None:
         return None
     stores = Stores(home)
     for target in _targets(facts):
-        found = stores.find(target.path)
+        found = stores.find(target.path, target.real)
         if found is None and target.below is not None:
             found = stores.inside(target.path)
         if found is not None:

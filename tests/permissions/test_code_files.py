@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 from goat_jupyter.config.code_files import code_file_reason
 from goat_jupyter.config.kernel_modules import KERNEL_START_MODULES
 from goat_jupyter.permissions.engine import PermissionContext, evaluate, suggest_rule
+from goat_jupyter.permissions.policy import RulePolicy
 from goat_jupyter.settings import PermissionMode
+from goat_jupyter.tools import ToolCall, default_registry
+from goat_jupyter.tools.runner import Executor
 
 MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "bypassPermissions")
 
@@ -165,3 +168,34 @@ def test_names_nobody_runs_are_never_code_files(parts: list[str]) -> None:
     if parts[0] in {m.casefold() for m in KERNEL_START_MODULES}:
         parts = ["my" + parts[0], *parts[1:]]
     assert code_file_reason([*parts[:-1], parts[-1] + ".txt"]) is None
+
+
+async def test_a_hostile_model_in_bypass_mode_cannot_plant_a_kernel_start_file_headless(
+    tmp_path: Path,
+) -> None:
+    registry = default_registry(cwd=tmp_path)
+    registry.session.settings.permission_mode = "bypassPermissions"
+    registry.session.settings.permissions.allow.extend(["Write", "Edit(./**)", "Move"])
+    executor = Executor(registry, registry.session, policy=RulePolicy(None))
+    (tmp_path / "innocent.py").write_text("open('PWNED', 'w')\n")
+    attempts = [
+        ("Write", {"file_path": "ipykernel_launcher.py", "content": "open('PWNED', 'w')\n"}),
+        ("Write", {"file_path": "sub/.git/config", "content": "[core]\n\tfsmonitor = touch PWNED\n"}),
+        ("Write", {"file_path": ".venv/lib/python3.11/site-packages/x.pth", "content": "import os\n"}),
+        (
+            "Write",
+            {"file_path": "ipython_kernel_config.json", "content": '{"IPKernelApp": {"exec_lines": []}}'},
+        ),
+        ("Write", {"file_path": ".vscode/tasks.json", "content": "{}"}),
+        ("Move", {"from": "innocent.py", "to": "json.py"}),
+    ]
+    for index, (tool, args) in enumerate(attempts):
+        out = await executor.run_one(ToolCall(f"c{index}", tool, args))
+        assert out.error_code == "PERMISSION_DENIED", (tool, args, out.content)
+        assert "Only the user may approve" in out.content and "do not retry" in out.content
+        assert (
+            "would run the next time a kernel starts here" in out.content
+            or "git" in out.content
+            or ("editor" in out.content)
+        )
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".goat") == ["innocent.py"]

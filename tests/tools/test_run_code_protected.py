@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -180,3 +182,19 @@ async def test_a_folder_whose_times_the_program_sets_back_is_still_checked(
     assert not (tmp_path / "sub" / "deeper" / "evil.pth").exists()
     assert not (tmp_path / "sub" / "new" / ".git").exists()
     assert "evil.pth" in out.content
+
+
+async def test_a_kernel_started_after_the_run_does_not_run_what_the_program_planted(
+    registry: Registry, tmp_path: Path
+) -> None:
+    marker = tmp_path / "PWNED"
+    planted = f"open({str(marker)!r}, 'w').write('ran')"
+    site = f"{tmp_path}/{SITE}"
+    code = (
+        f'echo "{planted}" > ipykernel_launcher.py; cp ipykernel_launcher.py json.py\n'
+        f'mkdir -p {site} && echo "import os; {planted}" > {site}/zz.pth\n'
+    )
+    await bash(registry, code)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "--version"]
+    started = await asyncio.to_thread(subprocess.run, argv, cwd=tmp_path, capture_output=True, check=False)
+    assert started.returncode == 0 and not marker.exists()

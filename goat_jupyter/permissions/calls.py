@@ -165,8 +165,7 @@ def _edit_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
     allow_names = ("Delete",) if tool_name == "Delete" else names
     facts = CallFacts(tool_name, names, allow_names, targets, allow_targets, outside=outside, also=also)
     kind: CallKind = "delete" if tool_name == "Delete" else "edit"
-    in_git = any(relative_inside(t.real, where.real_workspace / ".git") is not None for t in targets)
-    creates = tool_name in ("Write", "Move") and not replaces and not in_git  # .git/hooks run code
+    creates = tool_name in ("Write", "Move") and not replaces  # .git and the like: guarded below
     guard = where.guarded(targets)
     guard_text = (
         f"{tool_name} would change a protected path: {guard}. Only the user may approve that."

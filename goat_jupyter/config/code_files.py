@@ -73,7 +73,7 @@ def candidates(names: Sequence[str], also: Sequence[str] = (), *, top_level: boo
     found = [m.group(0) for m in _candidate_regex(tuple(also)).finditer(text)]
     if top_level:
         found += [m.group(0) for m in _SHADOWING.finditer(text)]
-    return found
+    return list(dict.fromkeys(found))
 
 
 @functools.lru_cache(maxsize=4)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from goat_jupyter.config.code_files import code_file_reason
+from goat_jupyter.config.code_files import candidates, code_file_reason, entry_reason, name_key
 from goat_jupyter.config.kernel_modules import KERNEL_START_MODULES
 from goat_jupyter.permissions.engine import PermissionContext, evaluate, suggest_rule
 from goat_jupyter.permissions.policy import RulePolicy
@@ -199,3 +199,51 @@ async def test_a_hostile_model_in_bypass_mode_cannot_plant_a_kernel_start_file_h
             or ("editor" in out.content)
         )
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".goat") == ["innocent.py"]
+
+
+SPELLINGS = [
+    ".git",
+    ".vscode",
+    "x.pth",
+    "sitecustomize.py",
+    "ipykernel_launcher.py",
+    "json.py",
+    "ipython_config.json",
+]
+
+
+@pytest.mark.parametrize("name", SPELLINGS)
+def test_other_spellings_of_a_code_file_are_code_files(name: str) -> None:
+    for spelled in (name.upper(), name + ".", name + " ", name.title(), name + ". ."):
+        assert code_file_reason([spelled]) is not None, spelled
+        assert candidates([spelled], top_level=True) == [spelled], spelled
+
+
+_piece = st.sampled_from(
+    [
+        *SPELLINGS,
+        "__init__.py",
+        "startup",
+        "profile_x",
+        "kernels",
+        "k",
+        "kernel.json",
+        "a",
+        "B.PY",
+        ".",
+        " ",
+        "_",
+    ]
+)
+_part = st.lists(_piece, min_size=1, max_size=3).map("".join).filter(lambda p: p not in (".", ".."))
+
+
+@given(st.lists(st.lists(_part, min_size=1, max_size=4).map("/".join), min_size=1, max_size=6), st.booleans())
+def test_the_quick_filter_never_misses_what_the_precise_check_flags(names: list[str], top: bool) -> None:
+    """`candidates` (one regex pass over a folder's names) is a superset of `entry_reason` (each name)."""
+    base = [] if top else ["sub"]
+    found = set(candidates(names, top_level=top))
+    for name in names:
+        keys = [*base, *(name_key(part) for part in name.split("/"))]
+        if entry_reason(keys) is not None:
+            assert name in found, name

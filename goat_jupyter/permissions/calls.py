@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 from goat_jupyter.errors import InvalidPathError
 from goat_jupyter.permissions.protected import protected_inside, protected_reason
 from goat_jupyter.permissions.rules import Access, Anchors, CallFacts, FolderWalk, Target, relative_inside
+from goat_jupyter.permissions.secrets import secret_reason
 from goat_jupyter.permissions.shell import protected_config_guard
 from goat_jupyter.processes.sandbox import isolation
 
@@ -63,6 +64,7 @@ class Call:
     creates: bool = False  # makes a new file without replacing anything (no approval inside)
     guard: str | None = None  # always asks, whatever the mode or allow rules say
     claimed_read_only: bool = False  # read-only by its own word only (an MCP tool's readOnlyHint)
+    secret: str | None = None  # touches a credential store: asks every time (permissions/secrets.py)
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ class _Where:
             extra=self.extra_protected,
         )
         if reason is None and target.below is not None:
-            reason = protected_inside(target.path, target.below.names)
+            reason = protected_inside(target.path, target.below.names, self.workspace)
         return reason
 
 
@@ -125,10 +127,12 @@ def describe_call(
     """`settings_now`: the runtime settings' current values (is a Config change widening?)."""
     where = _Where(anchors, cwd, protected, exists, hook_commands)
     if tool_name in READ_PATH_ARGS:
-        return _read_call(tool_name, args, where)
-    if tool_name in EDIT_PATH_ARGS or tool_name in ("Move", "Delete"):
-        return _edit_call(tool_name, args, where)
-    return _other_call(tool_name, args, side_effect, settings_now or {})
+        call = _read_call(tool_name, args, where)
+    elif tool_name in EDIT_PATH_ARGS or tool_name in ("Move", "Delete"):
+        call = _edit_call(tool_name, args, where)
+    else:
+        return _other_call(tool_name, args, side_effect, settings_now or {})
+    return replace(call, secret=secret_reason(call.facts, anchors.home))
 
 
 def _read_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
@@ -164,11 +168,12 @@ def _edit_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
     allow_names = ("Delete",) if tool_name == "Delete" else names
     facts = CallFacts(tool_name, names, allow_names, targets, allow_targets, outside=outside, also=also)
     kind: CallKind = "delete" if tool_name == "Delete" else "edit"
-    in_git = any(relative_inside(t.real, where.real_workspace / ".git") is not None for t in targets)
-    creates = tool_name in ("Write", "Move") and not replaces and not in_git  # .git/hooks run code
+    creates = tool_name in ("Write", "Move") and not replaces  # .git and the like: guarded below
     guard = where.guarded(targets)
     guard_text = (
-        f"{tool_name} would change configuration: {guard}. Only the user may approve that." if guard else None
+        f"{tool_name} would change a protected path: {guard}. Only the user may approve that."
+        if guard
+        else None
     )
     paths = tuple(t.path for t in targets)
     return Call(facts, kind, _edit_reason(tool_name, paths, replaces, outside), creates, guard_text)

@@ -1,6 +1,7 @@
 """The permission engine (pure): modes, rules and `evaluate()` deciding allow / deny / ask per call.
 
-Order: PreToolUse hook deny > deny rules > always-ask guards > ask rules (and hook ask) > mode
+Order: PreToolUse hook deny > deny rules > always-ask guards > credential stores (only an allow rule
+naming that exact path allows) > ask rules (and hook ask) > mode
 (plan denies) > hook allow > mode allows > allow rules (settings + session) > defaults; in dontAsk
 mode every remaining "ask" becomes "deny".
 
@@ -25,8 +26,14 @@ Mode table (what happens without any rule or hook):
 |                                             | allow   | allow       | ask  | allow  | allow   |
 | Config widening what the agent may do (permission mode, max_turns, tools, hooks, MCP);
 | creating, changing, moving or deleting configuration (`.goat/`, `.claude/`, `.mcp.json`, the
-| user's settings folder, hook scripts, or a folder holding one: permissions/protected.py)
+| user's settings folder, hook scripts), a file that runs code later (every `.git`, `.vscode`,
+| `.idea`, `*.pth`, start-up and shadowing modules, IPython/Jupyter configuration: config/code_files.py),
+| or a folder holding one (permissions/protected.py)
 |                                             | ask     | ask         | ask  | ask    | deny    |
+| reading, moving, deleting or changing a credential store (`~/.ssh`, `~/.netrc`, goat's keys, the
+| Jupyter runtime folder...: permissions/secrets.py), unless an allow rule names that exact path
+|                                             | ask     | ask         | ask* | ask    | deny    |
+(* plan mode: reads ask, changes are denied)
 
 Paths: a call is checked for what it does to every path it touches (a Move reads and removes its
 source, so Read and Delete deny/ask rules cover the source too, and writes its destination); a
@@ -52,6 +59,7 @@ from goat_jupyter.permissions.rules import (
     subcommand_allowed,
     url_host,
 )
+from goat_jupyter.permissions.secrets import exact_allow
 from goat_jupyter.permissions.shell import analyse
 from goat_jupyter.settings import PermissionMode
 
@@ -103,6 +111,8 @@ def evaluate(
         if mode_decision(call, context.mode) == "deny":
             return Decision("deny", _plan_message(tool_name))  # plan mode changes nothing, asked or not
         return _asking(call.guard, call, context)
+    if call.secret:
+        return _secret_decision(call, call.secret, context)
     if rule := _first_match(context.ask, call, "ask", context):
         return _asking(
             f"The rule {rule} in permissions.ask requires approval. {call.ask_reason}".strip(),
@@ -128,6 +138,15 @@ def evaluate(
     if default_behavior(call) == "allow" and not (call.claimed_read_only and context.mode == "plan"):
         return Decision("allow", "Needs no approval.")
     return _asking(call.ask_reason, call, context)
+
+
+def _secret_decision(call: Call, reason: str, context: PermissionContext) -> Decision:
+    """A credential store: only an allow rule naming that exact path lets it run unasked."""
+    if mode_decision(call, context.mode) == "deny":
+        return Decision("deny", _plan_message(call.facts.tool))
+    if rule := exact_allow(context.allow, call.facts, context.anchors):
+        return Decision("allow", f"Allowed by the rule {rule}.", rule)
+    return _asking(reason, call, context)
 
 
 def mode_decision(call: Call, mode: PermissionMode) -> Behavior | None:
@@ -272,7 +291,7 @@ def describe(tool_name: str, args: Mapping[str, Any], side_effect: str, context:
 
 def suggest_rule_for(call: Call, context: PermissionContext) -> str | None:
     facts = call.facts
-    if call.guard or facts.allow_blocked:
+    if call.guard or call.secret or facts.allow_blocked:
         return None
     if facts.command is not None:
         return f"Bash({facts.command.strip()})" if analyse(facts.command).certain else None

@@ -1,11 +1,14 @@
-"""Configuration the agent never changes unasked, in any mode: settings folders, hook scripts, .mcp.json.
+"""Configuration and files that run code later, which the agent never changes unasked, in any mode.
 
 `protected_reason(path, workspace)` says why changing `path` (creating, replacing, moving or deleting
 it) needs the user, or None. A path is protected when it is, lies inside or contains:
 - any folder named `.goat` or `.claude` and any file named `.mcp.json` (at any depth: a moved or
   renamed folder can become the workspace's configuration),
 - the user's settings folder (`$GOAT_HOME`, `~/.goat`, `~/.claude`),
-- the workspace's `.git/hooks` and `.git/config` (git runs programs they name),
+- files that run code later (config/code_files.py): every `.git`, `.vscode` and `.idea` folder,
+  `*.pth`, `sitecustomize`/`usercustomize`/`ipykernel_launcher` modules, IPython's and Jupyter's
+  configuration, profile startup folders, kernel specs, and top-level workspace modules that shadow
+  one a kernel imports while it starts,
 - IPython's kernel configuration and startup folder (`$IPYTHONDIR/profile_default`),
 - any file a configured hook runs (words of the hook command that name a file),
 - extra paths the host protects.
@@ -23,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from goat_jupyter.config.code_files import candidates, code_file_reason, entry_reason, name_key
 from goat_jupyter.settings import user_settings_path
 
 PROTECTED_NAMES: dict[str, str] = {
@@ -54,16 +58,29 @@ def protected_reason(
     return None
 
 
-def protected_inside(folder: Path, names: Sequence[str] | None) -> str | None:
-    """Why a folder holding `names` (paths relative to it; None: too many to list) is protected."""
+def protected_inside(folder: Path, names: Sequence[str] | None, workspace: Path) -> str | None:
+    """Why a folder holding `names` (paths relative to it, every folder among them; None: too many
+    to list) is protected, or would be once moved to `folder` (a Move's destination)."""
     if names is None:
-        return f"{folder} holds too many files to check for configuration inside it"
-    for name in names:
-        for part in name.split("/"):
-            label = PROTECTED_NAMES.get(_name_key(part))
-            if label is not None:
-                return f"{folder} contains {name}, {label}"
+        return f"{folder} holds too many files to check for protected files inside it"
+    base = _keys_below(Path(os.path.normpath(Path(workspace, folder))), workspace)
+    for name in candidates(names, tuple(PROTECTED_NAMES), top_level=not base):
+        key = name_key(name.rpartition("/")[2])
+        label = PROTECTED_NAMES.get(key)
+        if label is not None:
+            return f"{folder} contains {name}, {label}"
+        if reason := entry_reason([*base, *(name_key(part) for part in name.split("/"))]):
+            return f"{folder} contains {name}, {reason}"
     return None
+
+
+def _keys_below(folder: Path, workspace: Path) -> list[str]:
+    """The folder's name_keys below the workspace (as written or resolved); all of them outside it."""
+    for form in _forms(folder):
+        for root in _forms(workspace):
+            if _inside(form, root) and _key(root):
+                return [name_key(part) for part in form.parts[len(root.parts) :]]
+    return [name_key(part) for part in folder.parts]
 
 
 def hook_commands_of(hooks: Mapping[str, Any]) -> list[str]:
@@ -97,15 +114,11 @@ def _by_name(path: Path, workspace_forms: Sequence[Path]) -> str | None:
             parts = parts[len(root.parts) :]
             break
     for part in parts:
-        label = PROTECTED_NAMES.get(_name_key(part))
+        label = PROTECTED_NAMES.get(name_key(part))
         if label is not None:
             where = "is" if part == path.name else "is inside"
             return f"{where} {part}, {label}"
-    return None
-
-
-def _name_key(name: str) -> str:
-    return name.casefold().rstrip(". ") if name not in (".", "..") else name
+    return code_file_reason(parts)
 
 
 def _places(

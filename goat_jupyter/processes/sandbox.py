@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
@@ -25,12 +24,6 @@ NETWORK_ETC_FILES = (
     "/etc/ca-certificates",
 )
 SANDBOX_HOME = "/tmp/home"
-# Inside the workspace but read-only in the sandbox: goat's and Claude Code's settings, MCP servers, git
-# hooks and config (each can make code run outside the sandbox later).
-PROTECTED = (".goat", ".claude", ".mcp.json", ".git/hooks", ".git/config")
-# Missing ones a program must not create: removed again after the run (goat's own .goat is made
-# beforehand instead, and a .git the program creates itself is its own).
-MUST_NOT_CREATE = (".claude", ".mcp.json")
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -125,6 +118,7 @@ class SandboxSpec:
     env: dict[str, str]
     limits: Limits
     network: bool = False
+    protect: tuple[str, ...] = ()  # bwrap arguments keeping protected paths read-only (sandbox_guard)
 
 
 def sandbox_env(extra: dict[str, str] | None) -> dict[str, str]:
@@ -143,48 +137,12 @@ def bwrap_argv(bwrap: str, spec: SandboxSpec, program: list[str], seccomp_fd: in
         args += ["--ro-bind-try", path, path]
     for folder in interpreter_dirs():
         args += ["--ro-bind", folder, folder]
-    args += ["--bind", workspace, workspace]
-    for path in protected_paths(Path(workspace)):
-        if os.path.exists(path):
-            args += ["--ro-bind", str(path), str(path)]
+    args += ["--bind", workspace, workspace, *spec.protect]
     # The sandbox's own root stays read-only: only the workspace and a private /tmp take writes.
     args += ["--remount-ro", "/", "--chdir", workspace, "--clearenv"]
     for key, value in spec.env.items():
         args += ["--setenv", key, value]
     return [*args, "--", *spec.limits.wrap(program)]
-
-
-def protected_paths(workspace: Path) -> list[Path]:
-    """The protected paths of this workspace (resolved, so a symlink cannot point the bind elsewhere)."""
-    real_workspace = Path(os.path.realpath(workspace))
-    found: list[Path] = []
-    for name in PROTECTED:
-        real = Path(os.path.realpath(real_workspace / name))
-        if real == real_workspace or real_workspace in real.parents:
-            found.append(real)
-    return found
-
-
-def must_not_create(workspace: Path) -> list[Path]:
-    """The MUST_NOT_CREATE paths missing now; makes goat's own `.goat` so it can be bound read-only."""
-    with contextlib.suppress(OSError):
-        (workspace / ".goat").mkdir(exist_ok=True)
-    return [workspace / name for name in MUST_NOT_CREATE if not os.path.lexists(workspace / name)]
-
-
-def remove_created(missing_before: list[Path]) -> list[str]:
-    """Protected paths a sandboxed program created (they could not be bound read-only): removed again."""
-    removed: list[str] = []
-    for path in missing_before:
-        if not os.path.lexists(path):
-            continue
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                path.unlink()
-        removed.append(str(path))
-    return removed
 
 
 def applied(iso: Isolation, spec: SandboxSpec, max_pids: int | None, unix_blocked: bool) -> str:
@@ -200,6 +158,8 @@ def applied(iso: Isolation, spec: SandboxSpec, max_pids: int | None, unix_blocke
         network += "; a unix socket file inside the workspace stays reachable (no seccomp filter here)"
     return (
         "Isolation: bubblewrap sandbox. Files: the workspace read-write, system and Python folders "
-        f"read-only, nothing else (no home, no /etc/passwd); {', '.join(PROTECTED)} read-only. Environment: clean. Processes: own PID "
+        f"read-only, nothing else (no home, no /etc/passwd); goat's configuration, .git folders and files "
+        "that run code later read-only, new ones removed after the run; credential stores hidden. "
+        "Environment: clean. Processes: own PID "
         f"namespace, all killed when the run ends.\nNetwork: {network}\nLimits: {limits}"
     )

@@ -227,7 +227,7 @@ class GlobTool(Tool[GlobInput]):
         listed = await lister(root, list_hint(pattern)) if searchable else []
         matches = matching(pattern, listed)
         hits = [os.path.join(root, rel) for rel in listed if matches(rel)]
-        hits, hidden = drop_denied(hits, str, ctx)
+        hits, hidden = drop_denied(hits, str, ctx, root)
         ranked = await asyncio.to_thread(newest_first, hits)
         return render(args.pattern, base, [path for _, path in ranked], hidden)
 

@@ -144,7 +144,7 @@ class GrepTool(Tool[GrepInput]):
     async def run(self, args: GrepInput, ctx: ToolContext) -> ToolOutput | str:
         query = build_query(args, ctx)
         result = await self.backend.search(query)
-        files, hidden = drop_denied(result.files, lambda hits: hits.path, ctx)
+        files, hidden = drop_denied(result.files, lambda hits: hits.path, ctx, query.root)
         if not files:
             text = with_note(f"No matches found for {args.pattern!r} in {query.root}.", hidden)
             return ToolOutput(

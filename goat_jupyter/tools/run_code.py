@@ -7,7 +7,7 @@ import contextlib
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -23,10 +23,9 @@ from goat_jupyter.processes.sandbox import (
     applied,
     bwrap_argv,
     isolation,
-    must_not_create,
-    remove_created,
     sandbox_env,
 )
+from goat_jupyter.processes.sandbox_guard import Snapshot, bind_args, remove_left_behind, take_snapshot
 from goat_jupyter.processes.seccomp import filter_fd, unix_socket_filter
 from goat_jupyter.processes.spawn import GroupProcess, OutputBuffer, describe_exit
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
@@ -59,7 +58,8 @@ class Launch:
     owner: Owner
     applied: str
     pass_fds: tuple[int, ...] = ()
-    missing_protected: tuple[Path, ...] = ()
+    snapshot: Snapshot | None = None  # the protected entries before the run (sandboxed runs)
+    cleaned: bool = False  # what the program left at protected paths is removed already
 
     def close_fds(self) -> None:
         for fd in self.pass_fds:
@@ -67,8 +67,9 @@ class Launch:
                 os.close(fd)
 
 
-def prepare(args: RunCodeInput, workspace: Path, iso: Isolation) -> Launch:
-    """The sandboxed command (or, without isolation, the bare one under the same limits)."""
+def prepare(args: RunCodeInput, workspace: Path, iso: Isolation, snapshot: Snapshot | None = None) -> Launch:
+    """The sandboxed command (or, without isolation, the bare one under the same limits).
+    `snapshot`: the workspace's protected entries, taken when none is given."""
     owner = Owner.new(max_pids=MAX_PROCESSES)
     capped = owner.cgroup is not None
     limits = limits_for(args.timeout, capped)
@@ -78,12 +79,13 @@ def prepare(args: RunCodeInput, workspace: Path, iso: Isolation) -> Launch:
     spec = SandboxSpec(workspace, env, limits, args.network)
     if iso.bwrap is None:
         return Launch(limits.wrap(program_argv(args)), env, owner, applied(iso, spec, None, False))
-    missing = must_not_create(workspace)
+    snapshot = snapshot or take_snapshot(workspace)
+    spec = replace(spec, protect=tuple(bind_args(snapshot)))
     program = unix_socket_filter(block_unix=not args.network)
     fds = (filter_fd(program),) if program is not None else ()
     argv = bwrap_argv(iso.bwrap, spec, program_argv(args), fds[0] if fds else None)
     report = applied(iso, spec, MAX_PROCESSES if capped else None, bool(fds) and not args.network)
-    return Launch(argv, {"PATH": BASE_PATH}, owner, report, fds, tuple(missing))
+    return Launch(argv, {"PATH": BASE_PATH}, owner, report, fds, snapshot)
 
 
 @dataclass
@@ -130,13 +132,16 @@ class RunCodeTool(Tool[RunCodeInput]):
         return f"Run {args.language} snippet{suffix}"
 
     async def run(self, args: RunCodeInput, ctx: ToolContext) -> ToolOutput | str:
-        launch = prepare(args, ctx.workspace, isolation())
+        iso = isolation()
+        snapshot = await asyncio.to_thread(take_snapshot, ctx.workspace) if iso.isolated else None
+        launch = prepare(args, ctx.workspace, iso, snapshot)
         try:
             return await _run(args, ctx, launch)
         finally:
             launch.close_fds()
             launch.owner.kill()  # the sandbox leaves nothing running behind
-            remove_created(list(launch.missing_protected))
+            if launch.snapshot is not None and not launch.cleaned:
+                remove_left_behind(launch.snapshot)
 
 
 async def _run(args: RunCodeInput, ctx: ToolContext, launch: Launch) -> ToolOutput | str:
@@ -164,8 +169,10 @@ async def _run(args: RunCodeInput, ctx: ToolContext, launch: Launch) -> ToolOutp
         raise ToolExecutionError(f"Could not start the sandboxed program: {exc}") from None
     code = await _wait(proc, run, str(ctx.workspace))
     proc.kill()
-    if removed := remove_created(list(launch.missing_protected)):
-        run.applied += f"\nRemoved what the program created at protected paths: {', '.join(removed)}"
+    if launch.snapshot is not None:
+        launch.cleaned = True
+        if removed := await asyncio.to_thread(remove_left_behind, launch.snapshot):
+            run.applied += f"\nRemoved what the program left at protected paths: {', '.join(removed)}"
     run.ended(describe_exit(code))
     if code != 0:
         raise ToolExecutionError(

@@ -311,10 +311,9 @@ def test_new_files_inside_git_ask(ws: Path) -> None:
     assert behavior(ws, "Write", hook, mode="acceptEdits") == "ask"
     assert behavior(ws, "Write", hook, mode="bypassPermissions") == "ask"
     assert behavior(ws, "Edit", {"file_path": ".git/config"}, mode="bypassPermissions") == "ask"
-    assert (
-        behavior(ws, "Write", {"file_path": ".git/info/exclude", "content": "x"}, mode="acceptEdits")
-        == "allow"
-    )
+    # all of .git since issue 20: a renamed or planted .git brings its own hooks and config
+    exclude = {"file_path": ".git/info/exclude", "content": "x"}
+    assert behavior(ws, "Write", exclude, mode="acceptEdits") == "ask"
     assert behavior(ws, "Write", {"file_path": ".gitignore", "content": "x"}) == "allow"
 
 

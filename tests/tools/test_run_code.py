@@ -380,7 +380,7 @@ async def test_protected_settings_cannot_be_changed_from_the_sandbox(
     assert list((tmp_path / ".git" / "hooks").iterdir()) == []
     assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
     assert not (tmp_path / ".claude").exists() and not (tmp_path / ".mcp.json").exists()
-    assert "Removed what the program created at protected paths" in out.content
+    assert "Removed what the program left at protected paths" in out.content
 
 
 async def test_symlinks_in_the_workspace_do_not_reach_outside(registry: Registry, tmp_path: Path) -> None:

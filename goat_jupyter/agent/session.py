@@ -12,7 +12,9 @@ from typing import Any, cast
 
 from goat_jupyter.agent.history import INTERRUPTED_RESULT, repaired
 from goat_jupyter.agent.llm import Usage, as_list
+from goat_jupyter.config.secrets import redact
 from goat_jupyter.state import SessionState
+from goat_jupyter.text import map_strings, utf8_line, without_surrogates
 
 try:
     import fcntl
@@ -62,6 +64,7 @@ class Session(SessionState):
         return sessions_dir(self.workspace) / f"{self.session_id}.jsonl"
 
     def append(self, message: Message) -> None:
+        message = map_strings(message, without_surrogates)  # the history must encode for the wire
         self._write({"type": "message", "message": message})  # first: a fork copies the history so far
         self.messages.append(message)
 
@@ -82,8 +85,10 @@ class Session(SessionState):
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             for line in lines:
-                # One write per line: a crash leaves whole lines, or one torn last line.
-                os.write(fd, (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+                # One write per line: a crash leaves whole lines, or one torn last line. The transcript
+                # holds no known key, and a lone surrogate (a model's or a file name's) cannot stop it.
+                text = redact(json.dumps(line, ensure_ascii=False, default=str))
+                os.write(fd, utf8_line(text + "\n"))
         finally:
             os.close(fd)
 

@@ -1,0 +1,135 @@
+"""The values of the provider keys goat knows, and the redaction that keeps them out of what the
+model and the notebook see.
+
+Known: the key store (`~/.goat/keys.json`) and the environment variables whose names say they hold a
+secret (`*_API_KEY`, `*_TOKEN`, `*_KEY`, `*SECRET*`, `*PASSWORD*`, ...), values over 8 characters
+(shorter ones would wreck ordinary output). Only exact values (and their JSON-escaped spelling) are
+found: a key that was base64-encoded, cut, split over lines or otherwise transformed is not."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from goat_jupyter.config.keys import key_store_path, read_keys
+
+MIN_SECRET_CHARS = 9
+_SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|(?:^|_)(?:API_?KEY|KEY|TOKEN)(?:_|$)", re.IGNORECASE)
+_NOT_A_SECRET = re.compile(r"_(?:FILE|PATH|DIR|URL|BASE|VERSION|REGION|TYPE)$", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1024)
+def is_secret_name(name: str) -> bool:
+    """A variable whose value is a credential by its name (OPENAI_API_KEY, HF_TOKEN, AWS_SECRET_...)."""
+    return bool(_SECRET_NAME.search(name)) and not _NOT_A_SECRET.search(name)
+
+
+def marker(name: str) -> str:
+    return f"[redacted: {name}]"
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """A fixed set of secret values with their names; redacts text in one pass when any is present."""
+
+    names: dict[str, str] = field(default_factory=lambda: dict[str, str]())  # value -> variable name
+    pattern: re.Pattern[str] | None = None
+    firsts: frozenset[str] = frozenset()  # first characters of the values (where a split one may start)
+    longest: int = 0
+
+    @classmethod
+    def of(cls, named: Mapping[str, str]) -> Secrets:
+        """From name -> value; a value under several names is shown with the first name."""
+        names: dict[str, str] = {}
+        for name, value in sorted(named.items()):
+            if len(value) < MIN_SECRET_CHARS:
+                continue
+            for spelling in (value, json.dumps(value)[1:-1]):  # the session file holds JSON text
+                names.setdefault(spelling, name)
+        if not names:
+            return cls()
+        ordered = sorted(names, key=len, reverse=True)  # a longer value wins over one inside it
+        pattern = re.compile("|".join(re.escape(v) for v in ordered))
+        return cls(names, pattern, frozenset(v[0] for v in names), len(ordered[0]))
+
+    def redact(self, text: str) -> str:
+        """`text` with every known value replaced by `[redacted: NAME]`."""
+        if self.pattern is None or not any(value in text for value in self.names):
+            return text
+        return self.pattern.sub(lambda found: marker(self.names[found.group()]), text)
+
+    def held_from(self, text: str) -> int:
+        """Where the end of `text` may be the start of a value cut by a stream (len(text): nowhere)."""
+        for index in range(max(0, len(text) - self.longest + 1), len(text)):
+            if text[index] in self.firsts and any(v.startswith(text[index:]) for v in self.names):
+                return index
+        return len(text)
+
+
+_NONE = Secrets()
+_cache: tuple[object, Secrets] = ((), _NONE)
+
+
+def _store_stamp(path: Path) -> tuple[object, ...]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (str(path),)
+    return (str(path), info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+@functools.lru_cache(maxsize=8)
+def _store_path(goat_home: str | None, home: str | None) -> Path:
+    """The key store's path for these variables (computing it costs more than the rest of a check)."""
+    return key_store_path()
+
+
+def known_secrets(environ: Mapping[str, str] | None = None) -> Secrets:
+    """The secrets as they are now; rebuilt only when the environment's secret variables or the key
+    store change (a key saved in the panel, `%goat config reload`, a variable set in a cell)."""
+    global _cache
+    env = os.environ if environ is None else environ
+    from_env = tuple(
+        (k, env[k]) for k in [k for k in env if is_secret_name(k)] if len(env[k]) >= MIN_SECRET_CHARS
+    )
+    store = _store_path(os.environ.get("GOAT_HOME"), os.environ.get("HOME"))
+    fingerprint = (from_env, _store_stamp(store))
+    if _cache[0] == fingerprint:
+        return _cache[1]
+    stored = {k: v for k, v in read_keys(store).items() if is_secret_name(k)}
+    secrets = Secrets.of({**stored, **dict(from_env)})
+    _cache = (fingerprint, secrets)
+    return secrets
+
+
+def redact(text: str) -> str:
+    """`text` without the value of any key goat knows."""
+    return known_secrets().redact(text)
+
+
+class StreamRedactor:
+    """Redacts a text that arrives in pieces (streamed output, model text): a value split across two
+    pieces is still found, because the end of a piece that may begin one waits for the next piece."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        secrets = known_secrets()
+        if secrets.pattern is None:
+            text, self._held = self._held + piece, ""
+            return text
+        text = secrets.redact(self._held + piece)
+        cut = secrets.held_from(text)
+        self._held = text[cut:]
+        return text[:cut]
+
+    def flush(self) -> str:
+        """What is still held back (the stream ended)."""
+        text, self._held = self._held, ""
+        return known_secrets().redact(text)

@@ -14,7 +14,8 @@ from goat_jupyter.agent.history import INTERRUPTED_RESULT, repaired
 from goat_jupyter.agent.llm import Usage, as_list
 from goat_jupyter.config.secrets import redact
 from goat_jupyter.state import SessionState
-from goat_jupyter.text import map_strings, utf8_line, without_surrogates
+from goat_jupyter.text import map_strings, utf8_line
+from goat_jupyter.tools.redaction import cleaner
 
 try:
     import fcntl
@@ -64,7 +65,8 @@ class Session(SessionState):
         return sessions_dir(self.workspace) / f"{self.session_id}.jsonl"
 
     def append(self, message: Message) -> None:
-        message = map_strings(message, without_surrogates)  # the history must encode for the wire
+        # No known key in the history (a prompt or the model's echo) and text that encodes for the wire.
+        message = map_strings(message, cleaner())
         self._write({"type": "message", "message": message})  # first: a fork copies the history so far
         self.messages.append(message)
 

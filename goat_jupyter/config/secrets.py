@@ -63,10 +63,31 @@ class Secrets:
             return text
         return self.pattern.sub(lambda found: marker(self.names[found.group()]), text)
 
-    def held_from(self, text: str) -> int:
-        """Where the end of `text` may be the start of a value cut by a stream (len(text): nowhere)."""
+    def let_out(self, text: str) -> tuple[str, str]:
+        """(`text` redacted up to where a value may still be arriving, the raw rest to hold back).
+
+        Letting pieces out this way gives exactly what redacting the whole text at once gives."""
+        hold = self._partial_start(text)
+        if self.pattern is None or not any(value in text for value in self.names):
+            return text[:hold], text[hold:]
+        parts: list[str] = []
+        done = 0
+        for found in self.pattern.finditer(text):
+            if found.end() > hold:  # may grow into a longer value, or is cut by the held rest
+                hold = min(hold, found.start())
+                break
+            parts += [text[done : found.start()], marker(self.names[found.group()])]
+            done = found.end()
+        parts.append(text[done:hold])
+        return "".join(parts), text[hold:]
+
+    def _partial_start(self, text: str) -> int:
+        """The first index whose rest is a proper beginning of some value (len(text): none)."""
         for index in range(max(0, len(text) - self.longest + 1), len(text)):
-            if text[index] in self.firsts and any(v.startswith(text[index:]) for v in self.names):
+            rest = text[index:]
+            if text[index] in self.firsts and any(
+                len(v) > len(rest) and v.startswith(rest) for v in self.names
+            ):
                 return index
         return len(text)
 
@@ -120,14 +141,8 @@ class StreamRedactor:
         self._held = ""
 
     def feed(self, piece: str) -> str:
-        secrets = known_secrets()
-        if secrets.pattern is None:
-            text, self._held = self._held + piece, ""
-            return text
-        text = secrets.redact(self._held + piece)
-        cut = secrets.held_from(text)
-        self._held = text[cut:]
-        return text[:cut]
+        shown, self._held = known_secrets().let_out(self._held + piece)
+        return shown
 
     def flush(self) -> str:
         """What is still held back (the stream ended)."""

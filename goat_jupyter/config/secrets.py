@@ -38,8 +38,8 @@ class Secrets:
     """A fixed set of secret values with their names; redacts text in one pass when any is present."""
 
     names: dict[str, str] = field(default_factory=lambda: dict[str, str]())  # value -> variable name
-    pattern: re.Pattern[str] | None = None
     firsts: frozenset[str] = frozenset()  # first characters of the values (where a split one may start)
+    beginnings: frozenset[str] = frozenset()  # every proper beginning of a value
     longest: int = 0
 
     @classmethod
@@ -53,26 +53,33 @@ class Secrets:
                 names.setdefault(spelling, name)
         if not names:
             return cls()
-        ordered = sorted(names, key=len, reverse=True)  # a longer value wins over one inside it
-        pattern = re.compile("|".join(re.escape(v) for v in ordered))
-        return cls(names, pattern, frozenset(v[0] for v in names), len(ordered[0]))
+        beginnings = frozenset(value[:end] for value in names for end in range(1, len(value)))
+        return cls(names, frozenset(v[0] for v in names), beginnings, max(map(len, names)))
+
+    def _present(self, text: str) -> re.Pattern[str] | None:
+        """A matcher for the values that occur in `text` (a substring test per value is the fastest
+        scan CPython has; a regex alternation of all values would try each at every position)."""
+        present = tuple(value for value in self.names if value in text)
+        return _alternation(present) if present else None
 
     def redact(self, text: str) -> str:
         """`text` with every known value replaced by `[redacted: NAME]`."""
-        if self.pattern is None or not any(value in text for value in self.names):
+        pattern = self._present(text) if self.names else None
+        if pattern is None:
             return text
-        return self.pattern.sub(lambda found: marker(self.names[found.group()]), text)
+        return pattern.sub(lambda found: marker(self.names[found.group()]), text)
 
     def let_out(self, text: str) -> tuple[str, str]:
         """(`text` redacted up to where a value may still be arriving, the raw rest to hold back).
 
         Letting pieces out this way gives exactly what redacting the whole text at once gives."""
         hold = self._partial_start(text)
-        if self.pattern is None or not any(value in text for value in self.names):
+        pattern = self._present(text) if self.names else None
+        if pattern is None:
             return text[:hold], text[hold:]
         parts: list[str] = []
         done = 0
-        for found in self.pattern.finditer(text):
+        for found in pattern.finditer(text):
             if found.end() > hold:  # may grow into a longer value, or is cut by the held rest
                 hold = min(hold, found.start())
                 break
@@ -83,13 +90,21 @@ class Secrets:
 
     def _partial_start(self, text: str) -> int:
         """The first index whose rest is a proper beginning of some value (len(text): none)."""
-        for index in range(max(0, len(text) - self.longest + 1), len(text)):
-            rest = text[index:]
-            if text[index] in self.firsts and any(
-                len(v) > len(rest) and v.startswith(rest) for v in self.names
-            ):
-                return index
-        return len(text)
+        best = len(text)
+        for first in self.firsts:  # str.find per first character: no Python loop over the text
+            index = text.find(first, max(0, len(text) - self.longest + 1))
+            while -1 < index < best:
+                if text[index:] in self.beginnings:
+                    best = index
+                    break
+                index = text.find(first, index + 1)
+        return best
+
+
+@functools.lru_cache(maxsize=64)
+def _alternation(values: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for these values, the longest first so a value inside another loses."""
+    return re.compile("|".join(re.escape(v) for v in sorted(values, key=len, reverse=True)))
 
 
 _NONE = Secrets()
@@ -135,16 +150,19 @@ def redact(text: str) -> str:
 
 class StreamRedactor:
     """Redacts a text that arrives in pieces (streamed output, model text): a value split across two
-    pieces is still found, because the end of a piece that may begin one waits for the next piece."""
+    pieces is still found, because the end of a piece that may begin one waits for the next piece.
+    The secrets are taken when the stream starts (a model turn, a tool call): checking them per piece
+    would cost more than the redaction."""
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: Secrets | None = None) -> None:
+        self._secrets = secrets if secrets is not None else known_secrets()
         self._held = ""
 
     def feed(self, piece: str) -> str:
-        shown, self._held = known_secrets().let_out(self._held + piece)
+        shown, self._held = self._secrets.let_out(self._held + piece)
         return shown
 
     def flush(self) -> str:
         """What is still held back (the stream ended)."""
         text, self._held = self._held, ""
-        return known_secrets().redact(text)
+        return self._secrets.redact(text)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from goat_jupyter.config.secrets import Secrets, StreamRedactor, known_secrets
 from goat_jupyter.text import map_strings, without_surrogates
@@ -39,11 +38,6 @@ def clean_text(text: str) -> str:
     return cleaner()(text)
 
 
-def clean_data(value: Any) -> Any:
-    """JSON-like data (tool arguments, metadata) with every string cleaned."""
-    return map_strings(value, cleaner())
-
-
 def clean_output(output: ToolOutput) -> ToolOutput:
     """A copy of the output with its text, summary, title, metadata and attachment notes cleaned."""
     clean = cleaner()
@@ -69,7 +63,7 @@ class CleanSink:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
-            stream = self._text.setdefault(event.agent_id, StreamRedactor())
+            stream = self._text.get(event.agent_id) or self._text.setdefault(event.agent_id, StreamRedactor())
             shown = stream.feed(without_surrogates(event.text))
             if shown:
                 self.sink(replace(event, text=shown))
@@ -86,7 +80,8 @@ class CleanSink:
     def _cleaned(self, event: Event) -> Event:
         match event:
             case ToolStarted():
-                return replace(event, title=clean_text(event.title), args=clean_data(event.args))
+                clean = cleaner()
+                return replace(event, title=clean(event.title), args=map_strings(event.args, clean))
             case ToolProgress():
                 return self._progress_event(event)
             case ToolFinished():
@@ -99,15 +94,18 @@ class CleanSink:
     def _progress_event(self, event: ToolProgress) -> ToolProgress:
         title = clean_text(event.title) if event.title is not None else None
         output = event.output
-        if output is not None:
-            output = self._progress.setdefault(event.call_id, StreamRedactor()).feed(
-                without_surrogates(output)
+        if output:
+            stream = self._progress.get(event.call_id) or self._progress.setdefault(
+                event.call_id, StreamRedactor()
             )
+            output = stream.feed(without_surrogates(output)) or None
         return replace(event, title=title, output=output)
 
     def _finished(self, event: ToolFinished) -> ToolFinished:
+        """The output itself was cleaned by the executor (the only emitter of ToolFinished) before
+        the model saw it; what is left is the end of the call's streamed progress."""
         stream = self._progress.pop(event.call_id, None)
         rest = stream.flush() if stream is not None else ""
         if rest:
             self.sink(ToolProgress(event.call_id, None, rest, event.agent_id))
-        return replace(event, output=clean_output(event.output))
+        return event

@@ -42,10 +42,16 @@ class JupyterServer:
     log: Path
 
     def request(
-        self, method: str, path: str, body: object = None, *, token: str | None = TOKEN, raw: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        body: object = None,
+        *,
+        token: str | None = TOKEN,
+        content: bytes | None = None,
     ) -> Reply:
-        """`body` as JSON, or `raw` bytes as they are."""
-        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+        """`body` as JSON, or `content` bytes as they are."""
+        data = content if content is not None else None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(f"{self.url}{path}", data=data, method=method)
         request.add_header("Content-Type", "application/json")
         if token is not None:

@@ -116,6 +116,9 @@ async def run_cell(line: str, body: str) -> None:
 def show_failure(renderer: Renderer, error_text: str, model: str) -> None:
     """The failure as one sentence with what to check (full text folded), above the footer."""
     from goat_jupyter.tools.events import Notice
+    from goat_jupyter.tools.redaction import clean_text
+
+    error_text = clean_text(error_text)  # a provider's error may quote the key it was sent
 
     if isinstance(renderer, CellRenderer):
         from goat_jupyter.ui.failure import failure_bundle

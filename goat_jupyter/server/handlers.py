@@ -38,8 +38,9 @@ def parse_body(raw: bytes) -> dict[str, Any]:
         raise BodyError(f"The request body is not JSON ({exc}).") from None
     if not isinstance(data, dict):
         raise BodyError("The request body must be a JSON object.")
-    _check_shape(data)
-    return cast("dict[str, Any]", data)
+    body = cast("dict[str, Any]", data)
+    _check_shape(body)
+    return body
 
 
 def _check_shape(data: object) -> None:

@@ -58,7 +58,11 @@ def assert_session_file_valid(path: Path, workspace: Path) -> None:
     assert_history_valid(resumed.messages)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(text=HOSTILE, command=HOSTILE, todo=HOSTILE, tool_name=HOSTILE, call_id=HOSTILE)
 async def test_hostile_text_anywhere_never_ends_the_run(
     tmp_path_factory: Any, text: str, command: str, todo: str, tool_name: str, call_id: str

@@ -66,7 +66,7 @@ def test_unusable_bodies_are_answered_400_with_the_reason(
     server: JupyterServer, method: str, path: str, case: str
 ) -> None:
     before = stored(server)
-    reply = server.request(method, path, raw=BODIES[case])
+    reply = server.request(method, path, content=BODIES[case])
     assert reply.status == 400, (case, reply.status, reply.raw[:300])
     message = reply.body["message"]
     expected = next((text for key, text in EXPECTED.items() if case.startswith(key)), "")
@@ -78,7 +78,7 @@ def test_unusable_bodies_are_answered_400_with_the_reason(
 
 def test_nan_is_not_written_into_the_settings_file(server: JupyterServer) -> None:
     """json.loads takes NaN, and a settings file holding it would not be JSON for other readers."""
-    reply = server.request("PUT", "/goat/settings", raw=b'{"permissions": {"allow": [NaN]}}')
+    reply = server.request("PUT", "/goat/settings", content=b'{"permissions": {"allow": [NaN]}}')
     assert reply.status == 400, reply.raw
     settings_file = server.home / ".goat" / "settings.json"
     assert not settings_file.exists() or "NaN" not in settings_file.read_text()
@@ -93,13 +93,17 @@ PANEL_KEYS = st.sampled_from(["model", "small_model", "permission_mode", "permis
 PANEL_BODIES = st.dictionaries(PANEL_KEYS, JSON_VALUES, max_size=4).map(lambda d: json.dumps(d).encode())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     body=st.binary(max_size=200) | PANEL_BODIES | JSON_VALUES.map(lambda v: json.dumps(v).encode()),
     path=st.sampled_from(["/goat/settings", "/goat/keys"]),
 )
 def test_no_body_makes_a_settings_endpoint_fail(server: JupyterServer, body: bytes, path: str) -> None:
-    reply = server.request("PUT", path, raw=body)
+    reply = server.request("PUT", path, content=body)
     assert reply.status in (200, 400, 409), (body[:200], reply.status, reply.raw[:300])
     for written in stored(server):
         if written is not None:

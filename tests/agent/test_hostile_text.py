@@ -19,6 +19,7 @@ from goat_jupyter.tools.events import TextDelta, ToolStarted
 from tests.agent_helpers import assert_history_valid, make_agent
 
 SURROGATES = st.integers(0xD800, 0xDFFF).map(chr)
+ESCAPED_TODOS = '{"todos": [{"content": "\\ud83d", "status": "pending", "activeForm": "\\ude00"}]}'
 HOSTILE = st.lists(st.one_of(st.characters(), SURROGATES), max_size=24).map("".join)
 
 
@@ -37,14 +38,7 @@ def turns(text: str, command: str, todo: str, tool_name: str, call_id: str) -> l
                 {"name": tool_name or "\ud800", "id": call_id or "\udfff", "arguments": {"x": text}}
             ]
         },
-        {
-            "tool_calls": [
-                {
-                    "name": "TodoWrite",
-                    "arguments": '{"todos": [{"content": "\\ud83d", "status": "pending", "activeForm": "\\ude00"}]}',
-                }
-            ]
-        },  # fmt: skip
+        {"tool_calls": [{"name": "TodoWrite", "arguments": ESCAPED_TODOS}]},  # halves of a pair, apart
         {"text": text + "\udc80 the end"},
     ]
 

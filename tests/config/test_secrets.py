@@ -3,6 +3,7 @@ exactly like the whole text (hypothesis: random texts built from overlapping val
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,7 +108,7 @@ def stream(secrets: Secrets, pieces: list[str]) -> str:
 
 def cuts(text: str, points: list[int]) -> list[str]:
     edges = sorted({0, len(text), *(p % (len(text) + 1) for p in points)})
-    return [text[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+    return [text[a:b] for a, b in itertools.pairwise(edges)]
 
 
 VALUES = st.lists(st.text("abc", min_size=9, max_size=14), min_size=1, max_size=3, unique=True)

@@ -40,12 +40,15 @@ def published(messages: list[dict[str, object]]) -> str:
 
 
 async def test_keys_are_redacted_everywhere_goat_writes(tmp_path: Path) -> None:
+    """The acceptance case: the workspace is the home folder, the model runs `env` and inspects
+    `os.environ`; the key store sits in ~/.goat."""
     prepare_workspace(tmp_path)
     (tmp_path / "config.json").write_text(json.dumps({"api_key": OPENAI_KEY, "short": SHORT}))
-    home = tmp_path / "home"
+    home = tmp_path / ".goat"
     with ReplayServer(TURNS) as server:
         env = replay_kernel_env(home, server.url)
         env |= {"OPENAI_API_KEY": OPENAI_KEY, "HF_TOKEN": HF_TOKEN, "SHORT_TOKEN": SHORT}
+        env["HOME"] = str(tmp_path)  # Jupyter started in the home folder: the workspace is ~
         async with KernelSession(tmp_path, env) as kernel:
             assert (await kernel.execute("%load_ext goat_jupyter")).status == "ok"
             first = await kernel.execute("%%goat\nshow me the environment")

@@ -135,6 +135,7 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
     from goat_jupyter.permissions.policy import RulePolicy
     from goat_jupyter.plugins.registry import with_user_approver
     from goat_jupyter.tools.events import Notice
+    from goat_jupyter.tools.redaction import clean_text
     from goat_jupyter.ui.interaction import make_interaction
 
     comm_idle.install(comm_idle.current_kernel())
@@ -143,7 +144,7 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
     goat.services.ui = interaction
 
     def notify(text: str) -> None:
-        renderer.handle(Notice(text, "warning"))
+        renderer.handle(Notice(clean_text(text), "warning"))
 
     if goat.policy is None:
         goat.policy = RulePolicy()

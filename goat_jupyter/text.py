@@ -55,6 +55,8 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, dict):
         items = cast("dict[Any, Any]", value).items()
         return {map_strings(k, change): map_strings(v, change) for k, v in items}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         return [map_strings(item, change) for item in cast("list[Any]", value)]
+    if isinstance(value, tuple):
+        return tuple(map_strings(item, change) for item in cast("tuple[Any, ...]", value))
     return value

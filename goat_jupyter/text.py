@@ -1,6 +1,10 @@
-"""Keep tool output within what the model should read: head and tail, with a note between."""
+"""Text helpers: keep tool output within what the model should read; make any text encodable."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, cast
 
 
 def cut_middle(text: str, limit: int) -> str:
@@ -21,3 +25,38 @@ def cut_line(line: str, limit: int, *, full_length: int | None = None) -> str:
     if length <= limit:
         return line
     return line[:limit] + f"... [line cut, {length - limit} more characters]"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """`text` with each lone UTF-16 surrogate as U+FFFD, so it encodes as UTF-8 everywhere.
+
+    They come from a model's JSON (`"\\ud800"`) or from bytes decoded with surrogateescape (file names,
+    process output); one left in makes the session file, the cell output and the wire refuse the text."""
+    if text.isascii():  # O(1) in CPython: the common case costs nothing
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def utf8_line(text: str) -> bytes:
+    """`text` as UTF-8, lone surrogates replaced (the fast path encodes once)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return without_surrogates(text).encode("utf-8")
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """JSON-like `value` with `change` applied to every string in it, dictionary keys included."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        items = cast("dict[Any, Any]", value).items()
+        return {map_strings(k, change): map_strings(v, change) for k, v in items}
+    if isinstance(value, list):
+        return [map_strings(item, change) for item in cast("list[Any]", value)]
+    if isinstance(value, tuple):
+        return tuple(map_strings(item, change) for item in cast("tuple[Any, ...]", value))
+    return value

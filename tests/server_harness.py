@@ -41,8 +41,17 @@ class JupyterServer:
     env: dict[str, str]
     log: Path
 
-    def request(self, method: str, path: str, body: object = None, *, token: str | None = TOKEN) -> Reply:
-        data = None if body is None else json.dumps(body).encode()
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: object = None,
+        *,
+        token: str | None = TOKEN,
+        content: bytes | None = None,
+    ) -> Reply:
+        """`body` as JSON, or `content` bytes as they are."""
+        data = content if content is not None else None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(f"{self.url}{path}", data=data, method=method)
         request.add_header("Content-Type", "application/json")
         if token is not None:

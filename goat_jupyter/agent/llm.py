@@ -22,6 +22,7 @@ from goat_jupyter.agent.resilience import (
     retry_after_seconds,
 )
 from goat_jupyter.errors import ContextLengthError, LLMError
+from goat_jupyter.text import without_surrogates
 
 if TYPE_CHECKING:
     from goat_jupyter.settings import Settings
@@ -32,6 +33,12 @@ _warm_started = False
 warmed = threading.Event()  # set when the background warm-up has finished (benchmarks wait on it)
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+
+
+def _drop_surrogate_noise(record: logging.LogRecord) -> bool:
+    """litellm's own stream log fails on a model's lone surrogate; goat replaces it, so the traceback
+    it would print into the cell is noise."""
+    return "surrogates not allowed" not in record.getMessage()
 
 
 def _import_litellm() -> ModuleType:
@@ -49,6 +56,7 @@ def _import_litellm() -> ModuleType:
             litellm.disable_streaming_logging = True
             litellm.disable_token_counter = True
             logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+            logging.getLogger("LiteLLM").addFilter(_drop_surrogate_noise)
             _litellm = litellm
     return _litellm
 
@@ -175,7 +183,12 @@ class _ToolCallAccumulator:
         for index in sorted(self._calls):
             slot = self._calls[index]
             call_id = slot.get("id") or f"call_{index}_{random.randrange(1 << 30):x}"
-            calls.append(ToolCallRequest(call_id, slot.get("name", ""), slot.get("arguments", "")))
+            name, arguments = slot.get("name", ""), slot.get("arguments", "")
+            calls.append(
+                ToolCallRequest(
+                    without_surrogates(call_id), without_surrogates(name), without_surrogates(arguments)
+                )
+            )
         return calls
 
 
@@ -364,8 +377,9 @@ class LLMClient:
             if delta is None:
                 continue
             if getattr(delta, "content", None):
-                text_parts.append(delta.content)
-                on_text(delta.content)
+                text = without_surrogates(delta.content)  # the model's text must encode everywhere
+                text_parts.append(text)
+                on_text(text)
             for tool_delta in as_list(getattr(delta, "tool_calls", None)):
                 calls.add(tool_delta)
 

@@ -16,6 +16,7 @@ from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.catalog import ToolCatalog
 from goat_jupyter.tools.events import EventSink, Notice, RunFinished, TextDelta, TurnUsage
+from goat_jupyter.tools.redaction import CleanSink
 from goat_jupyter.tools.runner import Executor, ToolCall
 
 
@@ -101,7 +102,7 @@ class Agent:
         self.registry = registry
         self.executor = executor
         self.llm = llm
-        self.emit = emit
+        self.emit: EventSink = emit if isinstance(emit, CleanSink) else CleanSink(emit)  # keys redacted
         self.max_turns = max_turns
         self.agent_id = agent_id
         self.system = system
@@ -114,7 +115,7 @@ class Agent:
             registry,
             executor.services,
             llm,
-            emit,
+            self.emit,
             system=system,
             summarizer=summarizer,
             agent_id=agent_id,

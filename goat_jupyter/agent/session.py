@@ -13,7 +13,10 @@ from typing import Any, cast
 from goat_jupyter.agent.history import INTERRUPTED_RESULT, repaired
 from goat_jupyter.agent.llm import Usage, as_list
 from goat_jupyter.agent.spend import RunSpend
+from goat_jupyter.config.secrets import redact
 from goat_jupyter.state import SessionState
+from goat_jupyter.text import map_strings, utf8_line
+from goat_jupyter.tools.redaction import cleaner
 
 try:
     import fcntl
@@ -64,6 +67,8 @@ class Session(SessionState):
         return sessions_dir(self.workspace) / f"{self.session_id}.jsonl"
 
     def append(self, message: Message) -> None:
+        # No known key in the history (a prompt or the model's echo) and text that encodes for the wire.
+        message = map_strings(message, cleaner())
         self._write({"type": "message", "message": message})  # first: a fork copies the history so far
         self.messages.append(message)
 
@@ -84,8 +89,10 @@ class Session(SessionState):
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             for line in lines:
-                # One write per line: a crash leaves whole lines, or one torn last line.
-                os.write(fd, (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+                # One write per line: a crash leaves whole lines, or one torn last line. The transcript
+                # holds no known key, and a lone surrogate (a model's or a file name's) cannot stop it.
+                text = redact(json.dumps(line, ensure_ascii=False, default=str))
+                os.write(fd, utf8_line(text + "\n"))
         finally:
             os.close(fd)
 

@@ -132,6 +132,9 @@ async def run_cell(line: str, body: str) -> None:
 def show_failure(renderer: Renderer, error_text: str, model: str) -> None:
     """The failure as one sentence with what to check (full text folded), above the footer."""
     from goat_jupyter.tools.events import Notice
+    from goat_jupyter.tools.redaction import clean_text
+
+    error_text = clean_text(error_text)  # a provider's error may quote the key it was sent
 
     if isinstance(renderer, CellRenderer):
         from goat_jupyter.ui.failure import failure_bundle
@@ -148,6 +151,7 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
     from goat_jupyter.permissions.policy import RulePolicy
     from goat_jupyter.plugins.registry import with_user_approver
     from goat_jupyter.tools.events import Notice
+    from goat_jupyter.tools.redaction import clean_text
     from goat_jupyter.ui.interaction import make_interaction
 
     comm_idle.install(comm_idle.current_kernel())
@@ -156,7 +160,7 @@ def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:
     goat.services.ui = interaction
 
     def notify(text: str) -> None:
-        renderer.handle(Notice(text, "warning"))
+        renderer.handle(Notice(clean_text(text), "warning"))
 
     if goat.policy is None:
         goat.policy = RulePolicy()

@@ -153,7 +153,7 @@ class GoatRuntime:
         try:
 
             def notify(text: str) -> None:
-                emit(Notice(text, "info"))
+                executor.emit(Notice(text, "info"))  # redacted: a server's error may quote the env
 
             await self.mcp_manager().wait_ready(notify=notify)  # the first turn sees MCP tools
             return await agent.run(prompt)

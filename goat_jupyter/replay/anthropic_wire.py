@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, cast
 
-from goat_jupyter.replay.wire import Reply, estimate_tokens, split_arguments, split_text
+from goat_jupyter.replay.wire import Reply, estimate_tokens, split_arguments, split_text, wire_json
 
 
 def _blocks(value: Any) -> list[dict[str, Any]]:
@@ -73,7 +73,7 @@ class PromptCache:
 
 
 def _event(kind: str, payload: dict[str, Any]) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps({'type': kind, **payload}, ensure_ascii=False)}\n\n".encode()
+    return f"event: {kind}\ndata: {wire_json({'type': kind, **payload})}\n\n".encode()
 
 
 def _output_tokens(reply: Reply) -> int:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from goat_jupyter.replay.cassette import AnyTurn, Cassette
+from goat_jupyter.replay.wire import wire_json
 
 
 class NoTurnError(Exception):
@@ -127,5 +128,5 @@ class LoggedSource:
         picked = self.inner.pick(request)
         entry = {"cassette": self.cassette, "turn": picked.index, "request": request}
         with self._lock, open(self.log_path, "a", encoding="utf-8") as log:
-            log.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            log.write(wire_json(entry) + "\n")
         return picked

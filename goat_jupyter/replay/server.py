@@ -27,6 +27,7 @@ from goat_jupyter.replay.wire import (
     estimate_tokens,
     sse_event,
     stream_chunks,
+    wire_json,
 )
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -302,7 +303,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _send_completion(self, reply: Reply) -> None:
-        body = json.dumps(completion_json(reply), ensure_ascii=False).encode()
+        body = wire_json(completion_json(reply)).encode()
         if not reply.turn.cut_stream:
             self._send_bytes(200, body, "application/json")
             return
@@ -365,9 +366,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        self._send_bytes(
-            status, json.dumps(payload, ensure_ascii=False).encode(), "application/json", headers
-        )
+        self._send_bytes(status, wire_json(payload).encode(), "application/json", headers)
 
 
 def _error_headers(turn: ErrorTurn) -> dict[str, str]:

@@ -135,7 +135,18 @@ def error_json(status: int, message: str, code: str | None = None) -> dict[str, 
     return {"error": {"message": message, "type": kind, "param": None, "code": code or kind}}
 
 
+def wire_json(payload: Any) -> str:
+    """JSON for the wire: readable UTF-8, but a lone surrogate (a scripted hostile model's) is sent
+    escaped (`\\ud800`), the only way JSON can carry it."""
+    text = json.dumps(payload, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload)
+    return text
+
+
 def sse_event(payload: dict[str, Any] | str) -> bytes:
     """One server-sent event line pair: `data: ...` and a blank line."""
-    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    data = payload if isinstance(payload, str) else wire_json(payload)
     return f"data: {data}\n\n".encode()

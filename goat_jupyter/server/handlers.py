@@ -21,17 +21,68 @@ from goat_jupyter.server.mcp_check import check_connection
 AUTH_RESOURCE = "goat"
 
 
+MAX_DEPTH = 32  # the panel's settings nest 4 deep; deeper input only makes later steps recurse
+
+
+class BodyError(ValueError):
+    """A request body the endpoints cannot take: the reply is HTTP 400 with this text."""
+
+
+def parse_body(raw: bytes) -> dict[str, Any]:
+    """A JSON object at most MAX_DEPTH deep whose text is valid Unicode, else BodyError."""
+    try:
+        data = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise BodyError(f"The request body nests deeper than {MAX_DEPTH} levels.") from None
+    except ValueError as exc:
+        raise BodyError(f"The request body is not JSON ({exc}).") from None
+    if not isinstance(data, dict):
+        raise BodyError("The request body must be a JSON object.")
+    body = cast("dict[str, Any]", data)
+    _check_shape(body)
+    return body
+
+
+def _check_shape(data: object) -> None:
+    """Depth and text of a parsed body, without recursion (a deep body must not overflow the stack)."""
+    level: list[object] = [data]
+    for depth in range(MAX_DEPTH + 1):
+        below: list[object] = []
+        for value in level:
+            if isinstance(value, str) and not _encodable(value):
+                raise BodyError("The request body holds text that is not valid Unicode (a lone surrogate).")
+            if isinstance(value, dict):
+                items = cast("dict[str, object]", value)
+                below.extend([*items.keys(), *items.values()])
+            elif isinstance(value, list):
+                below.extend(cast("list[object]", value))
+        if not below:
+            return
+        if depth == MAX_DEPTH:
+            raise BodyError(f"The request body nests deeper than {MAX_DEPTH} levels.")
+        level = below
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class GoatHandler(APIHandler):
     auth_resource = AUTH_RESOURCE
 
     def body(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.request.body or b"{}")
-        except ValueError:
-            raise web.HTTPError(400, "The request body is not JSON.") from None
-        if not isinstance(data, dict):
-            raise web.HTTPError(400, "The request body must be a JSON object.")
-        return cast("dict[str, Any]", data)
+            return parse_body(self.request.body or b"{}")
+        except BodyError as exc:
+            raise web.HTTPError(400, str(exc)) from None
 
     def reply(self, payload: object, status: int = 200) -> None:
         self.set_status(status)

@@ -19,7 +19,7 @@ from goat_jupyter.errors import (
     ToolExecutionError,
     UnknownToolError,
 )
-from goat_jupyter.text import cut_middle
+from goat_jupyter.text import cut_middle, map_strings, without_surrogates
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.decisions import AllowAll as AllowAll
@@ -29,6 +29,7 @@ from goat_jupyter.tools.decisions import NoHooks as NoHooks
 from goat_jupyter.tools.decisions import PermissionDecision as PermissionDecision
 from goat_jupyter.tools.decisions import PermissionPolicy as PermissionPolicy
 from goat_jupyter.tools.events import EventSink, Notice, ToolFinished, ToolProgress, ToolStarted, drop_event
+from goat_jupyter.tools.redaction import CleanSink, clean_output
 
 if TYPE_CHECKING:
     from goat_jupyter.state import SessionState
@@ -82,12 +83,13 @@ def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
 
 
 def parse_arguments(raw: dict[str, Any] | str) -> dict[str, Any]:
+    """The call's arguments as an object; a lone surrogate the model escaped (`\\ud800`) becomes U+FFFD."""
     if isinstance(raw, dict):
-        return raw
+        return map_strings(raw, without_surrogates)
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = map_strings(json.loads(raw), without_surrogates)
     except ValueError as exc:
         raise InvalidInputError(
             f"The tool arguments are not valid JSON ({exc}). Send a JSON object and call again."
@@ -133,7 +135,7 @@ class Executor:
         self.session = session
         self.policy: PermissionPolicy = policy or AllowAll()
         self.hooks: Hooks = hooks or NoHooks()
-        self.emit = emit
+        self.emit: EventSink = emit if isinstance(emit, CleanSink) else CleanSink(emit)  # what the user sees
         self.services = services if services is not None else Services()
         self.agent_id = agent_id
         # Each call's result once settled (finished, or stopped with its partial output), so an
@@ -183,7 +185,7 @@ class Executor:
             output = await self._run_one(call, started)
         except asyncio.CancelledError:
             partial = self._partial.pop(call.id, "")
-            self.settled[call.id] = interrupted_output(partial, time.perf_counter() - started)
+            self.settled[call.id] = clean_output(interrupted_output(partial, time.perf_counter() - started))
             raise
         self._partial.pop(call.id, None)
         self.settled[call.id] = output
@@ -212,6 +214,7 @@ class Executor:
             if not announced:
                 self.emit(ToolStarted(call.id, call.name, title, args, self.agent_id))
         output.title = output.title or title
+        output = clean_output(output)  # the one place every result passes: no key reaches the model
         elapsed = time.perf_counter() - started
         waited = self._waited.pop(call.id, 0.0)
         self.emit(ToolFinished(call.id, call.name, output, elapsed, self.agent_id, waited_s=waited))

@@ -394,3 +394,31 @@ async def test_cli_record_arguments_build_a_recording_server(
     assert [(t.text, t.note) for t in turns if isinstance(t, ResponseTurn)] == [
         ("recorded through the cli", "record me")
     ]
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+async def test_a_scripted_lone_surrogate_goes_out_as_a_json_escape(
+    replay_server: ServerFactory, streamed: bool
+) -> None:
+    """A hostile model's text, tool name and arguments may hold lone surrogates; JSON carries them
+    only as `\\udXXX` escapes, and a client must receive exactly those characters."""
+    turn = tool_turn("Re\udc00ad", {"file_path": "/x\ud800"}, text="hi \udfff there")
+    server = replay_server([turn])
+    body = {"model": "replay", "messages": user("hi"), "stream": streamed}
+    async with httpx.AsyncClient() as client:
+        response = await client.post(f"{server.url}/chat/completions", json=body)
+    assert response.status_code == 200
+    response.content.decode("utf-8")  # the bytes are valid UTF-8
+    assert "\\udfff" in response.text and "\\udc00" in response.text
+    if streamed:
+        chunks = [json.loads(e.removeprefix("data: ")) for e in response.text.split("\n\n")[:-2] if e]
+        deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
+        text = "".join(d.get("content") or "" for d in deltas)
+        calls = [call for d in deltas for call in d.get("tool_calls", [])]
+        name, arguments = calls[0]["function"]["name"], "".join(c["function"]["arguments"] for c in calls)
+    else:
+        message = response.json()["choices"][0]["message"]
+        text, call = message["content"], message["tool_calls"][0]["function"]
+        name, arguments = call["name"], call["arguments"]
+    assert text == "hi \udfff there" and name == "Re\udc00ad"
+    assert json.loads(arguments) == {"file_path": "/x\ud800"}

@@ -39,6 +39,9 @@ EXEC_TOOLS = {
     "RunCell": "runs a notebook cell in this kernel",
     "KernelInspect": "evaluates an expression in the kernel (it may have side effects)",
 }
+# Tools whose rules name the exact code they run (a cell's source, an expression).
+CODE_TOOLS = frozenset({"RunCell", "KernelInspect"})
+_CODE_ARGS = {"KernelInspect": "expression"}
 SPAWN_TOOLS = frozenset({"Agent", "TeamCreate"})
 READ_ONLY_AGENTS = frozenset({"Explore", "Plan"})
 SAFE_METHODS = frozenset({"GET", "HEAD"})
@@ -119,13 +122,20 @@ def describe_call(
     protected: Sequence[Path] = (),
     exists: Callable[[Path], bool] = os.path.exists,
     hook_commands: Sequence[str] = (),
+    code: str | None = None,
 ) -> Call:
+    """`code`: what a RunCell call would run (its cell's source), looked up by the caller."""
     where = _Where(anchors, cwd, protected, exists, hook_commands)
     if tool_name in READ_PATH_ARGS:
         return _read_call(tool_name, args, where)
     if tool_name in EDIT_PATH_ARGS or tool_name in ("Move", "Delete"):
         return _edit_call(tool_name, args, where)
-    return _other_call(tool_name, args, side_effect)
+    call = _other_call(tool_name, args, side_effect)
+    if tool_name not in CODE_TOOLS:
+        return call
+    if code is None and tool_name in _CODE_ARGS:
+        code = str(args.get(_CODE_ARGS[tool_name], ""))
+    return replace(call, facts=replace(call.facts, code=code))
 
 
 def _read_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:

@@ -8,7 +8,8 @@
   `git config`) and commands with `VAR=x` prefixes get the exact command; a line that writes a file
   gets the exact line. A line the analysis is not certain about gets no rule ("allow once" only).
 - RunCell and KernelInspect: that exact cell source or expression, never the whole tool.
-- Every Bash suggestion is checked to allow the very line it was made for; if not, the exact line.
+- Every Bash suggestion is checked to allow the very line it was made for; if not, the exact line,
+  and no rule at all for a line with a `*` in it (a star in a rule is a wildcard).
 """
 
 from __future__ import annotations
@@ -18,10 +19,18 @@ import re
 import shlex
 
 from goat_jupyter.permissions.calls import CODE_TOOLS, Call, path_spec
-from goat_jupyter.permissions.rules import Anchors, parse_rule, subcommand_allowed, url_host
+from goat_jupyter.permissions.rules import (
+    Anchors,
+    bash_rule_matches,
+    parse_rule,
+    subcommand_allowed,
+    url_host,
+)
 from goat_jupyter.permissions.shell import Subcommand, analyse
-from goat_jupyter.permissions.shell.wrappers import SHELLS
+from goat_jupyter.permissions.shell.wrappers import FILE_WORD, SHELLS, STDIN_WORD
 
+# Words a wrapper fills in at run time (`xargs rm`): a rule naming them would cover any such word.
+_RUN_TIME_WORDS = frozenset({STDIN_WORD.text, FILE_WORD.text})
 # A plain subcommand or script name (`diff`, `test:unit`, `build-all`): no quoting, no expansion.
 _SUBCOMMAND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]*$")
 _OPERAND = re.compile(r"^[A-Za-z0-9_.@+/][A-Za-z0-9_.@+/:=-]*$")  # a script or file name
@@ -93,15 +102,26 @@ def bash_rules(command: str) -> tuple[str, ...]:
     analysis = analyse(command)
     if not analysis.certain or not analysis.commands or not command.strip():
         return ()
-    exact = (f"Bash({command.strip()})",)
     parts = analysis.commands
-    if not command.isascii() or any(part.writes_file for part in parts):
-        return exact  # the analysis spells non-ASCII as ASCII; prefix rules never cover writes
-    rules = tuple(dict.fromkeys(_rule_for(part) for part in parts))
-    specs = [parse_rule(rule).specifier or "" for rule in rules]
-    if all(any(subcommand_allowed(spec, part) for spec in specs) for part in parts):
-        return rules
-    return exact
+    if command.isascii() and not any(_exact_only(part) for part in parts):
+        rules = tuple(dict.fromkeys(_rule_for(part) for part in parts))
+        specs = [parse_rule(rule).specifier or "" for rule in rules]
+        if _literal(specs) and all(any(subcommand_allowed(spec, part) for spec in specs) for part in parts):
+            return rules
+    exact = command.strip()
+    return (f"Bash({exact})",) if _literal([exact]) and bash_rule_matches(exact, command, "allow") else ()
+
+
+def _literal(specs: list[str]) -> bool:
+    """No `*` but a trailing `:*`: in a rule a star is a wildcard (`find -name '*.py'` would cover
+    `find -name x -delete -name y.py`), and rules have no way to spell a literal one."""
+    return not any("*" in spec.removesuffix(":*") for spec in specs)
+
+
+def _exact_only(part: Subcommand) -> bool:
+    """The analysis spells non-ASCII as ASCII, prefix rules never cover writes into files, and
+    words filled in at run time (`xargs rm`, `find -exec`) would stand for any word."""
+    return part.writes_file or any(word in _RUN_TIME_WORDS for word in part.words)
 
 
 def _rule_for(part: Subcommand) -> str:

@@ -11,10 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from goat_jupyter.kernel.services import KernelService
 from goat_jupyter.permissions.engine import PermissionContext, evaluate, suggest_rules
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.permissions.rules import parse_rule
@@ -23,6 +25,7 @@ from goat_jupyter.permissions.shell.wrappers import SHELLS
 from goat_jupyter.settings import load_settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
+from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
 from tests.permissions.test_permissions_shell_fuzz import line
 
@@ -293,3 +296,31 @@ async def test_an_uncertain_line_offers_only_once(ws: Path) -> None:
     executor, session = executor_for(ws, approver)
     await run(executor, "Bash", {"command": "X=echo; $X hi"})
     assert approver.requests[0].rules == () and session.session_rules == []
+
+
+def notebook_with(path: Path, source: str) -> None:
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(source)
+    cell.id = "c1"
+    notebook.cells.append(cell)
+    nbformat.write(notebook, path)
+
+
+async def test_allow_for_session_on_run_cell_covers_that_source_not_the_cell(ws: Path) -> None:
+    """The model cannot get a harmless cell approved, then edit it and run it again unasked."""
+    notebook = ws / "nb.ipynb"
+    notebook_with(notebook, "1+1")
+    approver = ScriptedApprover("allow_session", "deny")
+    registry = default_registry(cwd=ws)
+    services = Services(kernel=KernelService(shell=None))  # the permission step needs no shell
+    executor = Executor(registry, registry.session, policy=RulePolicy(approver), services=services)
+    args = {"notebook_path": str(notebook), "cell_id": "c1"}
+    await run(executor, "RunCell", args)  # allowed for the session (running it needs a kernel)
+    assert registry.session.session_rules == ["RunCell(1+1)"]
+    notebook_with(notebook, "__import__('os').system('touch PWN')")
+    edited = await run(executor, "RunCell", args)
+    assert edited.error_code == "PERMISSION_DENIED" and len(approver.requests) == 2
+    notebook_with(notebook, "1+1")
+    again = await run(executor, "RunCell", args)
+    assert again.error_code != "PERMISSION_DENIED" and len(approver.requests) == 2
+    assert not (ws / "PWN").exists()

@@ -81,6 +81,20 @@ def substitution(line: str, form: str) -> str:
 FORMS = st.sampled_from(["backquote", "backquote", "quoted-backquote", "dollar", "quoted-dollar"])
 LEAVES = st.sampled_from(["c1", "c2 a", "c3 'q r'", "echo c1", 'echo "c2"', "echo", "c1; c2"])
 HOLDERS = ["echo {}", "echo a{}b", "c3 {}", "echo x; echo {}", "x={}", "c2 <<< {}"]
+# Lines the analysis may call uncertain (they ask): the grammar leaves backquotes in a here-document
+# or a `${x:-...}` default raw, and misreads a `case` inside backquotes or here-documents nested with
+# the same delimiter; a substitution as the command name, or code in `[ ]` (which may evaluate it).
+UNCERTAIN_HOLDERS = [
+    "[ -n {} ]",
+    "case {} in *) echo;; esac",
+    "cat <<'EOF'\n{}\nEOF",
+    "{}",
+    "{} a",
+    "c{}",
+    "cat <<EOF\n{}\nEOF",
+    "cat <<EOF\n$({})\nEOF",
+    "echo ${{x:-{}}}",
+]
 
 
 def nesting(holders: list[str]) -> st.SearchStrategy[str]:
@@ -96,7 +110,7 @@ def nesting(holders: list[str]) -> st.SearchStrategy[str]:
 
 
 LINES = nesting(HOLDERS)  # every command name is a plain word: the analysis can be certain
-ANY_LINES = nesting([*HOLDERS, "{}", "{} a", "c{}"])  # a substitution as the command name too
+ANY_LINES = nesting([*HOLDERS, *UNCERTAIN_HOLDERS])  # a substitution as the command name too
 # One character changed, added or removed: escapes that are one level off are where parsers differ.
 EDITS = st.lists(
     st.tuples(st.integers(0, 400), st.sampled_from(["\\", "`", '"', "'", "$", "(", ")", ""]), st.booleans()),

@@ -36,7 +36,7 @@ _SUBCOMMAND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@+-]*$")
 _OPERAND = re.compile(r"^[A-Za-z0-9_.@+/][A-Za-z0-9_.@+/:=-]*$")  # a script or file name
 _NAME = re.compile(r"^[A-Za-z0-9_.@+/][A-Za-z0-9_.@+/-]*$")  # a program (not `x=1`, `[`, `$x`)
 _INTERPRETER = re.compile(
-    r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit"
+    r"^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|ruby|perl[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit"
     r"|Rscript|R|julia|java|tclsh|wish|pwsh|powershell|osascript|ipython[0-9]*|jshell|groovy|scala)$"
 )
 # Programs whose first subcommand is what the user approves (`git diff`, `npm test`, `make lint`).
@@ -45,13 +45,23 @@ _SUBCOMMAND_TOOLS = frozenset(
     | {"uv", "poetry", "pdm", "hatch", "conda", "mamba", "gh", "glab", "brew", "apt", "apt-get", "dnf"}
     | {"systemctl", "dotnet", "bundle", "rake", "mvn", "gradle", "make", "just", "nox", "tox", "terraform"}
     | {"jupyter", "pre-commit", "rustup", "gcloud", "aws", "az", "ruff", "mypy", "black", "npx", "pnpx"}
-    | {"bunx", "uvx", "pipx"}
+    | {"bunx", "uvx", "pipx", "bun", "deno", "pipenv"}
 )
 # `npm run test`: the script name is part of what is approved.
-_SCRIPT_RUNNERS = frozenset({"run", "run-script", "exec", "x", "dlx", "tool"})
-# Subcommands that change what later commands run (`git config core.fsmonitor ...`): exact only.
+_SCRIPT_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_SCRIPTS = frozenset({"run", "run-script"})
+# `uv run pytest`, `npx prettier`, `npm exec x`: what follows is a command, judged on its own
+# (`uv run python -c ...` gets no prefix rule, as `python -c` gets none).
+_COMMAND_RUNNERS = frozenset({"npx", "pnpx", "bunx", "uvx", "pipx"})
+_RUNS_A_COMMAND = frozenset({"run", "exec", "x", "dlx"})
+# Subcommands that change what later commands run or take an option that runs a program
+# (`git config core.fsmonitor`, `git rebase --exec`, `git push --receive-pack`, `git grep -O`).
 _EXACT_SUBCOMMANDS = frozenset(
-    {("git", "config"), ("git", "submodule"), ("npm", "config"), ("pip", "config")}
+    {("git", name) for name in ("config", "submodule", "rebase", "bisect", "filter-branch", "difftool")}
+    | {("git", name) for name in ("mergetool", "clone", "fetch", "pull", "push", "ls-remote", "archive")}
+    | {("git", name) for name in ("grep", "send-email", "daemon", "instaweb", "filter-repo", "replace")}
+    | {("deno", "eval"), ("deno", "repl"), ("bun", "eval"), ("bun", "repl")}
+    | {("npm", "config"), ("pip", "config"), ("pip3", "config"), ("yarn", "config"), ("pnpm", "config")}
 )
 # Programs that delete, rewrite permissions, run code from their arguments or write anywhere:
 # a rule for the exact command only.
@@ -157,8 +167,16 @@ def _script_prefix(words: tuple[str, ...]) -> tuple[str, ...] | None:
 def _subcommand_prefix(words: tuple[str, ...], program: str) -> tuple[str, ...] | None:
     if len(words) < 2 or not _SUBCOMMAND.match(words[1]) or (program, words[1]) in _EXACT_SUBCOMMANDS:
         return None
-    if words[1] in _SCRIPT_RUNNERS or program in ("npx", "pnpx", "bunx", "uvx", "pipx"):
-        wanted = 3 if words[1] in _SCRIPT_RUNNERS else 2
-        named = len(words) >= wanted and _SUBCOMMAND.match(words[wanted - 1])
-        return words[:wanted] if named else None
+    if program in _SCRIPT_MANAGERS and words[1] in _SCRIPTS:
+        named = len(words) >= 3 and _SUBCOMMAND.match(words[2])
+        return words[:3] if named else None
+    if program in _COMMAND_RUNNERS:
+        return _then_command(words[:1], words[1:])
+    if words[1] in _RUNS_A_COMMAND:
+        return _then_command(words[:2], words[2:])
     return words[:2]
+
+
+def _then_command(head: tuple[str, ...], rest: tuple[str, ...]) -> tuple[str, ...] | None:
+    inner = _prefix(rest) if rest else None
+    return None if inner is None else (*head, *inner)

@@ -64,6 +64,16 @@ def decide(command: str, allow: list[str], deny: list[str] | None = None) -> str
         ("python3 -m pytest -q tests", ["Bash(python3 -m pytest:*)"]),
         ("bash build.sh", ["Bash(bash build.sh:*)"]),
         ("yarn run test:unit --watch", ["Bash(yarn run test:unit:*)"]),
+        ("bun run dev", ["Bash(bun run dev:*)"]),
+        ("uv run pytest -q", ["Bash(uv run pytest:*)"]),
+        ("uv run python -m pytest", ["Bash(uv run python -m pytest:*)"]),
+        ("npx prettier --write .", ["Bash(npx prettier:*)"]),
+        ("go run main.go", ["Bash(go run main.go:*)"]),
+        ("uv run python -c 1", ["Bash(uv run python -c 1)"]),
+        ("npx rm -rf x", ["Bash(npx rm -rf x)"]),
+        ("git push origin main", ["Bash(git push origin main)"]),  # --receive-pack runs a program
+        ("git rebase -i main", ["Bash(git rebase -i main)"]),  # --exec runs a program
+        ("git grep -n TODO", ["Bash(git grep -n TODO)"]),  # -O runs a program
         ("pytest -k slow", ["Bash(pytest:*)"]),
         ("ls -la", ["Bash(ls:*)"]),
         ("cat README.md | grep goat", ["Bash(cat:*)", "Bash(grep:*)"]),
@@ -161,6 +171,21 @@ def test_suggestions_allow_the_line_and_never_a_runner_alone(command: str) -> No
             words = spec[:-2].split()
             assert not (len(words) == 1 and words[0].rsplit("/", 1)[-1] in RUNNERS), (command, rule)
             assert "rm" not in words, (command, rule)
+
+
+RUNNER_PREFIXES = ["", "uv run ", "npx ", "npm exec ", "poetry run ", "pipenv run ", "bundle exec "]
+RUNNER_PREFIXES += ["sudo ", "env ", "nice ", "timeout 5 ", "pnpm dlx ", "uvx ", "command ", "exec "]
+CODE_FLAGS = ["python -c", "python3 -c", "node -e", "perl -e", "ruby -e", "deno eval", "bun -e", "php -r"]
+CODE_FLAGS += ["bash -c", "sh -c", "python3.12 -c", "/usr/bin/python3 -c", "awk", "sed -e"]
+
+
+@BOUNDED
+@given(st.sampled_from(RUNNER_PREFIXES), st.sampled_from(RUNNER_PREFIXES), st.sampled_from(CODE_FLAGS))
+def test_a_rule_for_code_given_on_the_line_never_covers_other_code(outer: str, inner: str, flag: str) -> None:
+    """`uv run python -c X` approved must not allow `uv run python -c Y`, behind any runner."""
+    approved = f"{outer}{inner}{flag} 'print(1)'"
+    other = f"{outer}{inner}{flag} 'import os; os.system(1)'"
+    assert decide(other, allow=list(bash_rules(approved))) == "ask", (approved, bash_rules(approved))
 
 
 # --- RunCell and KernelInspect: the exact code ---------------------------------------------------

@@ -238,3 +238,10 @@ def test_bash_runs_the_default_of_an_unset_variable(tmp_path: Path) -> None:
 def test_plain_backquotes_stay_certain_and_allowed(command: str) -> None:
     assert analyse(command).certain
     assert decide(command, allow=["Bash(echo:*)", "Bash(date:*)", "Bash(git log:*)"]) == "allow"
+
+
+@pytest.mark.parametrize("command", ["echo `echo '`'` c1", 'echo `echo "a\\\\`c1\\\\`b"` `'])
+def test_a_backquote_the_grammar_ends_elsewhere_than_bash_makes_the_line_uncertain(command: str) -> None:
+    """Bash ends a backquoted command at the first unescaped backquote, quotes or not."""
+    assert not analyse(command).certain
+    assert decide(command, allow=["Bash(echo:*)", "Bash(c1:*)"]) == "ask"

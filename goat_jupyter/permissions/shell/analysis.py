@@ -235,13 +235,15 @@ class _Walk:
         which the grammar takes for a literal backtick. Returns whether the body was handled here.
         """
         raw = text_of(node)
-        if node.type != "command_substitution" or not raw.startswith(("`", "$`")) or "\\" not in raw:
+        if node.type != "command_substitution" or not raw.startswith(("`", "$`")):
             return False  # (the grammar reads `$` before a backquote into the node: bash, a literal `$`)
         body = backquoted_body(raw, in_string=parent is not None and parent.type == "string")
         if body is None:
             self.problems.append(f"the backquoted command {_text(node)[:40]!r} is read differently by bash")
-        else:
-            self.script(body, writes=writes, depth=depth + 1)
+            return True
+        if "\\" not in raw:
+            return False  # nothing to unescape: the grammar's reading is bash's
+        self.script(body, writes=writes, depth=depth + 1)
         return True
 
     def _visit(self, node: Node, parent: Node | None, writes: bool, depth: int) -> bool:

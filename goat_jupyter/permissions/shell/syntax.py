@@ -50,7 +50,6 @@ _EXPANSION_HEAD = re.compile(
     r"\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?:\[[^\]]*\])?"
     r"(?::?[-=+?]|//?|/[#%]|##?|%%?|\^\^?|,,?|@)?|\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])"
 )
-_EXPANSION_BRACE = re.compile(r"}")
 
 
 @dataclass(frozen=True)
@@ -253,7 +252,7 @@ def loose_words(source: str) -> tuple[str, ...]:
     words = _loose_split(source)
     if "$" not in source:
         return words
-    return words + _loose_split(_EXPANSION_BRACE.sub("", _EXPANSION_HEAD.sub("", source)))
+    return words + _loose_split(_EXPANSION_HEAD.sub("", source).replace("}", ""))
 
 
 def _loose_split(source: str) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from goat_jupyter.permissions.engine import PermissionContext, evaluate
-from goat_jupyter.permissions.shell import analyse
+from goat_jupyter.permissions.shell import analyse, protected_config_guard
 from goat_jupyter.permissions.shell.syntax import Word
 from goat_jupyter.permissions.shell.wrappers import program
 
@@ -245,3 +245,11 @@ def test_a_backquote_the_grammar_ends_elsewhere_than_bash_makes_the_line_uncerta
     """Bash ends a backquoted command at the first unescaped backquote, quotes or not."""
     assert not analyse(command).certain
     assert decide(command, allow=["Bash(echo:*)", "Bash(c1:*)"]) == "ask"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo x > ${x:-.goat}/settings.json", "cp evil ${HOME:+.claude}/settings.json", "mv a ${d:=.mcp.json}"],
+)
+def test_protected_configuration_named_through_an_expansion_default_is_guarded(command: str) -> None:
+    assert protected_config_guard(command) is not None

@@ -70,6 +70,12 @@ class KernelService:
             f"Ran {where} as execution [{count}]. Outputs:\n{body}", metadata=meta, attachments=attachments
         )
 
+    async def cell_source(self, args: RunCellInput, ctx: ToolContext) -> str:
+        """The source RunCell would run for `args` (what its permission rules name)."""
+        path = await self._notebook_path(args.notebook_path, ctx)
+        backend = await choose_backend(path, ctx)
+        return find_cell(await backend.list_cells(), args.cell_id, where=str(path)).source
+
     async def _run_drawing(self, source: str, sink: OutputSink, count: int) -> None:
         """Run the source, then publish the figures it drew as its own outputs (not the %%goat cell's)."""
         from goat_jupyter.kernel.capture import run_source

@@ -41,6 +41,9 @@ EXEC_TOOLS = {
     "RunCell": "runs a notebook cell in this kernel",
     "KernelInspect": "evaluates an expression in the kernel (it may have side effects)",
 }
+# Tools whose rules name the exact code they run (a cell's source, an expression).
+CODE_TOOLS = frozenset({"RunCell", "KernelInspect"})
+_CODE_ARGS = {"KernelInspect": "expression"}
 SPAWN_TOOLS = frozenset({"Agent", "TeamCreate"})
 READ_ONLY_AGENTS = frozenset({"Explore", "Plan"})
 SAFE_METHODS = frozenset({"GET", "HEAD"})
@@ -123,16 +126,28 @@ def describe_call(
     exists: Callable[[Path], bool] = os.path.exists,
     hook_commands: Sequence[str] = (),
     settings_now: Mapping[str, object] | None = None,
+    code: str | None = None,
 ) -> Call:
-    """`settings_now`: the runtime settings' current values (is a Config change widening?)."""
+    """`settings_now`: the runtime settings' current values (is a Config change widening?);
+    `code`: what a RunCell call would run (its cell's source), looked up by the caller."""
     where = _Where(anchors, cwd, protected, exists, hook_commands)
     if tool_name in READ_PATH_ARGS:
         call = _read_call(tool_name, args, where)
     elif tool_name in EDIT_PATH_ARGS or tool_name in ("Move", "Delete"):
         call = _edit_call(tool_name, args, where)
     else:
-        return _other_call(tool_name, args, side_effect, settings_now or {})
+        return _code_call(_other_call(tool_name, args, side_effect, settings_now or {}), args, code)
     return replace(call, secret=secret_reason(call.facts, anchors.home))
+
+
+def _code_call(call: Call, args: Mapping[str, Any], code: str | None) -> Call:
+    """A code-running call carries the code it runs (session rules cover that exact code)."""
+    tool_name = call.facts.tool
+    if tool_name not in CODE_TOOLS:
+        return call
+    if code is None and tool_name in _CODE_ARGS:
+        code = str(args.get(_CODE_ARGS[tool_name], ""))
+    return replace(call, facts=replace(call.facts, code=code))
 
 
 def _read_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:

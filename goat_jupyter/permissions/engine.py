@@ -50,17 +50,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from goat_jupyter.permissions.calls import Call, describe_call, path_spec
-from goat_jupyter.permissions.rules import (
-    Anchors,
-    RuleKind,
-    parse_rule,
-    rule_matches,
-    subcommand_allowed,
-    url_host,
-)
+from goat_jupyter.permissions.calls import Call, describe_call
+from goat_jupyter.permissions.rules import Anchors, RuleKind, parse_rule, rule_matches, subcommand_allowed
 from goat_jupyter.permissions.secrets import exact_allow
 from goat_jupyter.permissions.shell import analyse
+from goat_jupyter.permissions.suggest import suggest_rules_for
 from goat_jupyter.settings import PermissionMode
 
 Behavior = Literal["allow", "deny", "ask"]
@@ -97,10 +91,17 @@ class PermissionContext:
 
 
 def evaluate(
-    tool_name: str, args: Mapping[str, Any], side_effect: str, context: PermissionContext
+    tool_name: str,
+    args: Mapping[str, Any],
+    side_effect: str,
+    context: PermissionContext,
+    *,
+    code: str | None = None,
 ) -> Decision:
-    """Decide one call: allow, deny (reason for the model) or ask (reason for the user)."""
-    call = describe(tool_name, args, side_effect, context)
+    """Decide one call: allow, deny (reason for the model) or ask (reason for the user).
+
+    `code`: the source a RunCell call would run (rules for it name that exact source)."""
+    call = describe(tool_name, args, side_effect, context, code=code)
     if context.hook_decision == "deny":
         return Decision("deny", context.hook_reason or f"A PreToolUse hook blocked this {tool_name} call.")
     if rule := _first_match(context.deny, call, "deny", context):
@@ -233,7 +234,7 @@ def _bash_allowed_piecewise(rules: Sequence[str], call: Call) -> str | None:
 def _asking(reason: str, call: Call, context: PermissionContext, rule: str | None = None) -> Decision:
     if context.mode != "dontAsk":
         return Decision("ask", reason, rule)
-    hint = suggest_rule_for(call, context)
+    hint = " and ".join(suggest_rules_for(call, context.anchors))
     how = (
         f"add an allow rule such as {hint} to permissions.allow in .goat/settings.json"
         if hint
@@ -266,15 +267,34 @@ def invalid_rules(rules: Sequence[str]) -> list[str]:
     return problems
 
 
+def suggest_rules(
+    tool_name: str,
+    args: Mapping[str, Any],
+    context: PermissionContext,
+    side_effect: str = "none",
+    *,
+    code: str | None = None,
+) -> tuple[str, ...]:
+    """The rules an "allow for session" / "always allow" answer adds; () when no rule may cover it."""
+    return suggest_rules_for(describe(tool_name, args, side_effect, context, code=code), context.anchors)
+
+
 def suggest_rule(
     tool_name: str, args: Mapping[str, Any], context: PermissionContext, side_effect: str = "none"
 ) -> str | None:
-    """The rule an "allow for session" / "always allow" answer adds; None when no rule may cover it."""
-    return suggest_rule_for(describe(tool_name, args, side_effect, context), context)
+    """The suggested rules as one text (`Bash(git diff:*), Bash(cat:*)`), None when there are none."""
+    return ", ".join(suggest_rules(tool_name, args, context, side_effect)) or None
 
 
-def describe(tool_name: str, args: Mapping[str, Any], side_effect: str, context: PermissionContext) -> Call:
-    """The call as the engine sees it (class, paths, command, URL, why it would ask)."""
+def describe(
+    tool_name: str,
+    args: Mapping[str, Any],
+    side_effect: str,
+    context: PermissionContext,
+    *,
+    code: str | None = None,
+) -> Call:
+    """The call as the engine sees it (class, paths, command, URL, code, why it would ask)."""
     cwd = context.cwd or context.workspace
     return describe_call(
         tool_name,
@@ -286,20 +306,5 @@ def describe(tool_name: str, args: Mapping[str, Any], side_effect: str, context:
         context.path_exists,
         context.hook_commands,
         context.settings_now,
+        code,
     )
-
-
-def suggest_rule_for(call: Call, context: PermissionContext) -> str | None:
-    facts = call.facts
-    if call.guard or call.secret or facts.allow_blocked:
-        return None
-    if facts.command is not None:
-        return f"Bash({facts.command.strip()})" if analyse(facts.command).certain else None
-    if facts.url is not None:
-        return f"WebFetch(domain:{url_host(facts.url)})"
-    if facts.allow_paths:
-        family = "Delete" if call.kind == "delete" else ("Read" if call.kind == "read" else "Edit")
-        target = facts.allow_paths[-1]
-        spec = path_spec(target, context.anchors, folder=facts.search_root and os.path.isdir(target.real))
-        return f"{family}({spec})"
-    return call.facts.tool

@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, cast
 from pydantic import BaseModel
 
 from goat_jupyter.config.files import write_atomically
-from goat_jupyter.permissions.calls import Call
+from goat_jupyter.permissions.calls import CODE_TOOLS, Call
 from goat_jupyter.permissions.engine import (
     Decision,
     PermissionContext,
@@ -21,10 +21,10 @@ from goat_jupyter.permissions.engine import (
     evaluate,
     invalid_rules,
     read_deny_checker,
-    suggest_rule_for,
 )
 from goat_jupyter.permissions.point import CallContext, CallTool, HookOutcome, PermissionDecision
 from goat_jupyter.permissions.protected import hook_commands_of
+from goat_jupyter.permissions.suggest import suggest_rules_for
 from goat_jupyter.settings import runtime_values, workspace_settings_path
 from goat_jupyter.state import SessionState
 
@@ -56,7 +56,9 @@ _RISKS: dict[str, Risk] = {
 
 @dataclass(frozen=True)
 class ApprovalRequest:
-    """What the user is asked about; `suggested_rule` is None when only "allow once" makes sense."""
+    """What the user is asked about. `suggested_rules` are what "allow for session" / "always allow"
+    save (one per program of a Bash line); none when only "allow once" makes sense.
+    `suggested_rule` is the same as one text, for display."""
 
     tool_name: str
     args: dict[str, Any]
@@ -66,6 +68,13 @@ class ApprovalRequest:
     reason: str
     tool_call_id: str = ""
     risk: Risk = "high"
+    suggested_rules: tuple[str, ...] = ()
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        if self.suggested_rules:
+            return self.suggested_rules
+        return (self.suggested_rule,) if self.suggested_rule else ()
 
 
 @dataclass(frozen=True)
@@ -127,21 +136,22 @@ class RulePolicy:
     ) -> PermissionDecision:
         raw: dict[str, Any] = args.model_dump(by_alias=True)
         self._report_bad_rules(ctx.session)
-        decision = self._evaluate(tool, raw, ctx, hook)
+        code = await _code_of(tool, args, ctx)
+        decision = self._evaluate(tool, raw, ctx, hook, code)
         if decision.behavior != "ask":
             return PermissionDecision(
                 decision.behavior, decision.reason if decision.behavior == "deny" else ""
             )
         if self.approver is None:
-            return PermissionDecision("deny", self._headless_message(tool, raw, ctx, decision))
+            return PermissionDecision("deny", self._headless_message(tool, raw, ctx, decision, code))
         async with self._one_prompt_at_a_time:
             # An answer given while this call waited (e.g. "allow for session") may already cover it.
-            decision = self._evaluate(tool, raw, ctx, hook)
+            decision = self._evaluate(tool, raw, ctx, hook, code)
             if decision.behavior != "ask":
                 return PermissionDecision(
                     decision.behavior, decision.reason if decision.behavior == "deny" else ""
                 )
-            request = self._request(tool, args, raw, ctx, decision)
+            request = self._request(tool, args, raw, ctx, decision, code)
             try:
                 answer = await self.approver.request(request)
             except Exception as exc:  # a broken prompt must not crash the run
@@ -157,17 +167,26 @@ class RulePolicy:
                 self._reported.add(problem)
                 self.notify(f"Ignoring a permission rule in the settings: {problem}")
 
-    def _evaluate(self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, hook: HookOutcome) -> Decision:
+    def _evaluate(
+        self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, hook: HookOutcome, code: str | None
+    ) -> Decision:
         context = self.context(ctx.session, hook, host_allowed=_host_allowed(ctx))
-        return evaluate(tool.name, raw, tool.side_effect, context)
+        return evaluate(tool.name, raw, tool.side_effect, context, code=code)
 
-    def _call(self, tool: CallTool, raw: dict[str, Any], session: SessionState) -> Call:
-        return describe(tool.name, raw, tool.side_effect, self.context(session))
+    def _call(self, tool: CallTool, raw: dict[str, Any], session: SessionState, code: str | None) -> Call:
+        return describe(tool.name, raw, tool.side_effect, self.context(session), code=code)
 
     def _request(
-        self, tool: CallTool, args: BaseModel, raw: dict[str, Any], ctx: CallContext, decision: Decision
+        self,
+        tool: CallTool,
+        args: BaseModel,
+        raw: dict[str, Any],
+        ctx: CallContext,
+        decision: Decision,
+        code: str | None,
     ) -> ApprovalRequest:
-        call = self._call(tool, raw, ctx.session)
+        call = self._call(tool, raw, ctx.session, code)
+        rules = suggest_rules_for(call, self.context(ctx.session).anchors)
         risk: Risk = _RISKS[call.kind]
         if call.guard and risk in ("low", "medium"):
             risk = "high"  # changing configuration or permissions
@@ -179,10 +198,11 @@ class RulePolicy:
             args=raw,
             title=tool.title_for(args),
             preview_kind=_PREVIEWS.get(tool.name, "arguments"),
-            suggested_rule=suggest_rule_for(call, self.context(ctx.session)),
+            suggested_rule=", ".join(rules) or None,
             reason=decision.reason,
             tool_call_id=ctx.tool_call_id,
             risk=risk,
+            suggested_rules=rules,
         )
 
     def _apply(
@@ -190,24 +210,28 @@ class RulePolicy:
     ) -> PermissionDecision:
         if answer.choice == "deny":
             return PermissionDecision("deny", denial_message(request.tool_name, answer.feedback))
-        rule = request.suggested_rule
-        if rule and answer.choice == "allow_session":
-            _add_once(session.session_rules, rule)
-        elif rule and answer.choice == "always_allow":
-            _add_once(session.settings.permissions.allow, rule)
-            try:
-                save_allow_rule(session.workspace, rule)
-            except (OSError, ValueError) as exc:
+        for rule in request.rules:
+            if answer.choice == "allow_session":
                 _add_once(session.session_rules, rule)
-                self.notify(
-                    f"Could not save the rule {rule} to .goat/settings.json ({exc}); it holds for this session."
-                )
+            elif answer.choice == "always_allow":
+                self._always_allow(session, rule)
         return PermissionDecision("allow", updated_input=answer.updated_input)
 
+    def _always_allow(self, session: SessionState, rule: str) -> None:
+        _add_once(session.settings.permissions.allow, rule)
+        try:
+            save_allow_rule(session.workspace, rule)
+        except (OSError, ValueError) as exc:
+            _add_once(session.session_rules, rule)
+            self.notify(
+                f"Could not save the rule {rule} to .goat/settings.json ({exc}); it holds for this session."
+            )
+
     def _headless_message(
-        self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, decision: Decision
+        self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, decision: Decision, code: str | None
     ) -> str:
-        rule = suggest_rule_for(self._call(tool, raw, ctx.session), self.context(ctx.session))
+        call = self._call(tool, raw, ctx.session, code)
+        rule = " and ".join(suggest_rules_for(call, self.context(ctx.session).anchors)) or None
         settings_file = workspace_settings_path(ctx.session.workspace)
         head = (
             f"{decision.reason} This needs the user's approval, but nobody can answer an approval prompt "
@@ -287,6 +311,16 @@ class StdinApprover:
             return await asyncio.to_thread(self.read_line, prompt)
         except EOFError:
             return at_end
+
+
+async def _code_of(tool: CallTool, args: BaseModel, ctx: CallContext) -> str | None:
+    """The exact code a RunCell / KernelInspect call runs (session rules name it); None if unknown."""
+    if tool.name not in CODE_TOOLS:
+        return None
+    try:
+        return await tool.approval_code(args, ctx)
+    except Exception:  # the cell may be gone: no rule then covers the call, the user is asked
+        return None
 
 
 def _host_allowed(ctx: CallContext) -> tuple[str, ...]:

@@ -17,6 +17,8 @@
 - `WebFetch(domain:example.com)` is exactly that host (any port); subdomains need their own rule
   or `domain:*.example.com`. No allow rule covers WebFetch methods other than GET/HEAD.
 - `mcp__server__tool`, `mcp__server__*` and `mcp__server` (every tool of that server).
+- `KernelInspect(df.shape)`, `RunCell(<source>)`: exactly that expression or cell source (no
+  wildcards: `*` is a star); the bare tool name covers all code.
 """
 
 from __future__ import annotations
@@ -148,6 +150,7 @@ class CallFacts:
     outside: bool = False  # touches a path outside the workspace
     allow_blocked: bool = False  # no allow rule may cover it (e.g. WebFetch with POST)
     also: tuple[Access, ...] = ()  # more (rule names, paths) that deny and ask rules check
+    code: str | None = None  # the exact code a RunCell / KernelInspect call runs, when known
 
 
 @functools.lru_cache(maxsize=1024)
@@ -173,6 +176,8 @@ def rule_matches(rule: Rule, call: CallFacts, kind: RuleKind, anchors: Anchors) 
     if rule.specifier is None:
         # A bare allow rule covers the tool inside the workspace only; outside needs a path rule.
         return kind != "allow" or not call.outside
+    if call.code is not None:
+        return rule.specifier == call.code  # exact text: no wildcards, no prefix
     if call.command is not None:
         return bash_rule_matches(rule.specifier, call.command, kind)
     if call.url is not None:

@@ -56,6 +56,10 @@ class Tool(ABC, Generic[InputT]):
         """One line that names what this call does, for the cell and approvals."""
         return self.name
 
+    async def approval_code(self, args: InputT, ctx: ToolContext) -> str | None:
+        """The exact code this call runs, for tools whose rules name it (RunCell, KernelInspect)."""
+        return None
+
     async def precheck(self, args: InputT, ctx: ToolContext) -> None:
         """Raise the GoatError this call would fail with, before anyone is asked to approve it.
 

@@ -52,6 +52,8 @@ class KernelAccess(Protocol):
 
     async def inspect(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
 
+    async def cell_source(self, args: Any, ctx: ToolContext) -> str: ...
+
 
 class SubagentAccess(Protocol):
     """The Agent tool's runner (subagents/runner.py)."""

@@ -20,6 +20,9 @@ class KernelInspectTool(Tool[KernelInspectInput]):
     def title_for(self, args: KernelInspectInput) -> str:
         return f"Inspect {args.expression[:80]}"
 
+    async def approval_code(self, args: KernelInspectInput, ctx: ToolContext) -> str | None:
+        return args.expression
+
     async def run(self, args: KernelInspectInput, ctx: ToolContext) -> ToolOutput | str:
         kernel = required(ctx.services.kernel, "kernel", self.name)
         return await kernel.inspect(args, ctx)

@@ -22,6 +22,11 @@ class RunCellTool(Tool[RunCellInput]):
     def title_for(self, args: RunCellInput) -> str:
         return f"Run cell {args.cell_id}"
 
+    async def approval_code(self, args: RunCellInput, ctx: ToolContext) -> str | None:
+        """The cell's source now: "allow for session" covers that source, not the cell id."""
+        kernel = ctx.services.kernel
+        return None if kernel is None else await kernel.cell_source(args, ctx)
+
     async def run(self, args: RunCellInput, ctx: ToolContext) -> ToolOutput | str:
         kernel = required(ctx.services.kernel, "kernel", self.name)
         return await kernel.run_cell(args, ctx)

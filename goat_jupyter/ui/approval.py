@@ -38,6 +38,22 @@ FEEDBACK_PLACEHOLDER = "Optional feedback for the model (sent with Deny)"
 RISK_COLOR = {"low": style.GREY, "medium": style.AMBER, "high": style.AMBER, "critical": style.RED}
 
 
+# Tools whose rules cover one exact piece of code (permissions/suggest.py), and what it is called.
+CODE_SCOPES = {"RunCell": "cell source", "KernelInspect": "expression"}
+
+
+def _rules_text(rules: tuple[str, ...]) -> str:
+    if len(rules) == 1:
+        return f"the rule {_short(rules[0])}"
+    return "the rules " + ", ".join(_short(rule) for rule in rules)
+
+
+def _short(rule: str) -> str:
+    """A rule as it fits in a line (a RunCell rule holds a whole cell's source)."""
+    flat = " ".join(rule.split())
+    return flat if len(flat) <= 120 else flat[:100] + " …" + flat[-10:]
+
+
 def who() -> str:
     return os.environ.get("JUPYTERHUB_USER") or "the user"
 
@@ -75,11 +91,11 @@ def answer_record(request: ApprovalRequest, answer: ApprovalAnswer, preview: Pre
             details_text=edited,
             summary="edited arguments",
         )
-    rule = request.suggested_rule
+    rule = _rules_text(request.rules)
     outcome = {
         "allow_once": "Allowed once",
-        "allow_session": f"Allowed for this session (rule {rule})",
-        "always_allow": f"Always allowed (rule {rule} saved to .goat/settings.json)",
+        "allow_session": f"Allowed for this session ({rule})",
+        "always_allow": f"Always allowed ({rule} saved to .goat/settings.json)",
     }[answer.choice]
     return record_bundle("✓", style.GREEN, f"{outcome} by {who()}: {subject}", **details)
 
@@ -127,16 +143,16 @@ class ApprovalPrompt:
 
     def _choices(self) -> list[Choice]:
         """All four, except the rule-saving ones when there is no rule that could cover the call."""
-        if self.request.suggested_rule is None:
+        if not self.request.rules:
             return ["allow_once", "deny"]
         return list(CHOICES)
 
     def _choice_button(self, choice: Choice) -> Any:
-        rule = self.request.suggested_rule
+        rule = _rules_text(self.request.rules)
         tooltips: dict[Choice, str] = {
             "allow_once": "Run this call once",
             "allow_session": f"Allow calls matching {rule} for the rest of this goat session",
-            "always_allow": f"Save the rule {rule} to .goat/settings.json",
+            "always_allow": f"Save {rule} to .goat/settings.json",
             "deny": "Do not run it; the model gets your feedback",
         }
         button = ipywidgets().Button(
@@ -147,10 +163,17 @@ class ApprovalPrompt:
 
     def _scopes_html(self) -> str:
         """What the rule-saving buttons save, in words next to them (not only in a tooltip)."""
-        rule = self.request.suggested_rule
-        if rule is None:
+        rules = self.request.rules
+        if not rules:
             return ""
-        code = f"<code>{escape(rule)}</code>"
+        exact = CODE_SCOPES.get(self.request.tool_name)
+        if exact is not None:
+            text = (
+                f"Allow for session: this exact {exact} only, until the kernel restarts; any other code "
+                f"still asks. Always allow: saves this exact {exact} to .goat/settings.json in this project."
+            )
+            return f'<div style="{style.NOTE};line-height:1.5">{escape(text)}</div>'
+        code = ", ".join(f"<code>{escape(rule)}</code>" for rule in rules)
         return (
             f'<div style="{style.NOTE};line-height:1.5">Allow for session: calls matching {code} until the kernel restarts. '
             f"Always allow: saves {code} to .goat/settings.json in this project.</div>"

@@ -24,7 +24,14 @@ from nbclient import NotebookClient
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.ui.approval import FEEDBACK_PLACEHOLDER
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import REPO_ROOT, CellResult, KernelSession, prepare_workspace, replay_kernel_env
+from tests.kernel_harness import (
+    REPO_ROOT,
+    CellResult,
+    KernelSession,
+    prepare_workspace,
+    replay_kernel_env,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")]
 
@@ -56,6 +63,16 @@ TURNS = [
         "Edit", {"file_path": "unread.txt", "old_string": "a", "new_string": "b"}, match="[unread-edit]"
     ),
     text_turn("I need to read it first.", match="[unread-edit]"),
+    tool_turn("KernelInspect", {"expression": "1+1"}, match="[inspect-scope]"),
+    tool_turn(
+        "KernelInspect", {"expression": "__import__('os').system('touch pwned.txt')"}, match="[inspect-scope]"
+    ),
+    tool_turn("KernelInspect", {"expression": "1+1"}, match="[inspect-scope]"),
+    text_turn("Checked.", match="[inspect-scope]"),
+    tool_turn("Bash", {"command": "npm run test -- -k x"}, match="[prefix-1]"),
+    text_turn("Ran.", match="[prefix-1]"),
+    tool_turn("Bash", {"command": "npm run test -- -k y"}, match="[prefix-2]"),
+    text_turn("Ran again.", match="[prefix-2]"),
 ]
 
 
@@ -300,3 +317,50 @@ async def test_a_call_that_would_fail_returns_its_error_without_asking(
     [edit_result] = tool_results(server, "[unread-edit]")
     assert "has not been read" in edit_result
     assert (workspace / "unread.txt").read_text() == "a\n"
+
+
+def prompts_opened(kernel: KernelSession) -> int:
+    """Approval prompts the kernel has shown so far (open or answered)."""
+    return sum(
+        1
+        for m in kernel.comm_log
+        if m["header"]["msg_type"] == "comm_open"
+        and m["content"]["data"].get("state", {}).get("description") == "Allow once"
+    )
+
+
+async def test_allow_for_session_on_kernel_inspect_covers_that_expression_only(
+    kernel: KernelSession, server: ReplayServer, workspace: Path
+) -> None:
+    before = prompts_opened(kernel)
+
+    async def act() -> None:
+        kernel.click(await kernel.wait_widget("ButtonModel", description="Allow for session"))
+        await wait_for(lambda: prompts_opened(kernel) == before + 2, 60)
+        kernel.click(await kernel.wait_widget("ButtonModel", description="Deny"))
+
+    result = await run_acting(kernel, "%%goat --new\n[inspect-scope] inspect", act)
+    assert result.status == "ok", result.error
+    assert not (workspace / "pwned.txt").exists()
+    assert prompts_opened(kernel) == before + 2, "the same expression ran again without a prompt"
+    first, other, again = tool_results(server, "[inspect-scope]")
+    assert "2" in first and "denied" in other and "2" in again
+    assert "Allowed for this session (the rule KernelInspect(1+1))" in shown(result)
+
+
+async def test_a_saved_bash_prefix_rule_lets_the_next_npm_run_test_run(
+    kernel: KernelSession, server: ReplayServer, workspace: Path
+) -> None:
+    async def always() -> None:
+        kernel.click(await kernel.wait_widget("ButtonModel", description="Always allow"))
+
+    first = await run_acting(kernel, "%%goat --new\n[prefix-1] test", always)
+    assert first.status == "ok", first.error
+    settings = json.loads((workspace / ".goat" / "settings.json").read_text())
+    assert "Bash(npm run test:*)" in settings["permissions"]["allow"]
+    before = prompts_opened(kernel)
+    second = await kernel.execute("%%goat --new\n[prefix-2] test again", timeout=90)
+    assert second.status == "ok", second.error
+    assert prompts_opened(kernel) == before
+    [ran] = tool_results(server, "[prefix-2]")
+    assert "denied" not in ran and "PERMISSION" not in ran

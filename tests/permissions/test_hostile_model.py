@@ -460,3 +460,33 @@ async def test_duplicate_tool_call_ids_are_made_unique_before_results_go_back(tm
     assert_history_valid(rig.session.messages)
     finished = [e.call_id for e in rig.of_type(ToolFinished)]
     assert sorted(finished) == sorted(ids)
+
+
+# --- issue 20: nested backquotes and expanding command names ------------------------------------
+
+HIDDEN_TOUCH = ["echo `echo \\`touch PWN\\``", 'echo "`echo \\`touch PWN\\``"', "echo `echo \\$(touch PWN)`"]
+HIDDEN_RM = ["${x:-rm} victim", '"${x:-rm}" victim', "${x:-r}m victim", "echo `echo \\`rm victim\\``"]
+
+
+@pytest.mark.parametrize("command", HIDDEN_TOUCH)
+async def test_a_nested_backquote_asks_under_an_echo_rule(tmp_path: Path, command: str) -> None:
+    world = world_for(tmp_path)
+    world.session.settings.permissions.allow.append("Bash(echo:*)")
+    await refused(world, "Bash", {"command": command})
+    assert world.approver is not None and world.approver.requests, "it was asked, not allowed"
+    assert not (world.ws / "PWN").exists()
+    assert (await world.call("Bash", {"command": "echo `echo hi`"})).is_error is False  # still allowed
+
+
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+@pytest.mark.parametrize("command", HIDDEN_RM)
+async def test_an_rm_deny_rule_holds_against_hidden_spellings(
+    tmp_path: Path, mode: PermissionMode, command: str
+) -> None:
+    world = world_for(tmp_path, mode)
+    world.session.settings.permissions.deny.append("Bash(rm:*)")
+    world.session.settings.permissions.allow.append("Bash(echo:*)")
+    (world.ws / "victim").write_text("keep")
+    out = await refused(world, "Bash", {"command": command})
+    assert "Bash(rm:*)" in out.content, out.content  # denied by the rule, not merely asked
+    assert (world.ws / "victim").read_text() == "keep"

@@ -18,6 +18,7 @@ from goat_jupyter.permissions.engine import (
     invalid_rules,
     read_deny_checker,
     suggest_rule,
+    suggest_rules,
 )
 from goat_jupyter.permissions.rules import parse_rule
 from goat_jupyter.permissions.shell import Subcommand, split_command
@@ -482,7 +483,7 @@ def test_plan_and_dont_ask_denials_tell_the_model_what_to_do(ws: Path) -> None:
     assert plan.behavior == "deny" and "ExitPlanMode" in plan.reason
     dont = decide(ws, "Bash", {"command": "npm test"}, mode="dontAsk")
     assert dont.behavior == "deny" and "dontAsk" in dont.reason
-    assert "Bash(npm test)" in dont.reason and ".goat/settings.json" in dont.reason
+    assert "Bash(npm test:*)" in dont.reason and ".goat/settings.json" in dont.reason
     assert behavior(ws, "Bash", {"command": "npm test"}, mode="dontAsk", allow=["Bash(npm test)"]) == "allow"
 
 
@@ -501,8 +502,8 @@ def test_config_permission_changes_always_ask(ws: Path) -> None:
 @pytest.mark.parametrize(
     ("tool", "args", "expected"),
     [
-        ("Bash", {"command": "npm test"}, "Bash(npm test)"),
-        ("Bash", {"command": "git status && git diff"}, "Bash(git status && git diff)"),
+        ("Bash", {"command": "npm test"}, "Bash(npm test:*)"),
+        ("Bash", {"command": "git status && git diff"}, "Bash(git status:*), Bash(git diff:*)"),
         ("Edit", {"file_path": "src/a.py"}, "Edit(./src/a.py)"),
         ("Write", {"file_path": "src/a.py", "content": ""}, "Edit(./src/a.py)"),
         ("NotebookEdit", {"notebook_path": "nb.ipynb", "new_source": ""}, "Edit(./nb.ipynb)"),
@@ -511,7 +512,7 @@ def test_config_permission_changes_always_ask(ws: Path) -> None:
         ("Grep", {"pattern": "x", "path": "src"}, "Read(./src/**)"),
         ("WebFetch", {"url": "https://docs.python.org/3/"}, "WebFetch(domain:docs.python.org)"),
         ("mcp__git__commit", {}, "mcp__git__commit"),
-        ("RunCell", {"cell_id": "c"}, "RunCell"),
+        ("KernelInspect", {"expression": "df.shape"}, "KernelInspect(df.shape)"),
     ],
 )
 def test_suggested_rules_allow_the_same_call_next_time(
@@ -520,7 +521,8 @@ def test_suggested_rules_allow_the_same_call_next_time(
     (ws / "data[1]*.csv").write_text("x")
     side_effect = SIDE_EFFECTS.get(tool, "mutating")
     assert suggest_rule(tool, args, PermissionContext(ws), side_effect) == expected
-    assert behavior(ws, tool, args, allow=[expected]) == "allow"
+    rules = suggest_rules(tool, args, PermissionContext(ws), side_effect)
+    assert behavior(ws, tool, args, allow=list(rules)) == "allow"
 
 
 def test_an_exact_file_rule_covers_only_that_file(ws: Path) -> None:

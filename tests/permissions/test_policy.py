@@ -177,7 +177,7 @@ async def test_headless_denies_at_once_and_names_the_setting(ws: Path) -> None:
     executor, _ = executor_for(ws, RulePolicy(None))
     out = await run(executor, "Bash", {"command": f"touch {ws / 'ran'}"})
     assert out.error_code == "PERMISSION_DENIED" and not (ws / "ran").exists()
-    assert f"Bash(touch {ws / 'ran'})" in out.content and str(ws / ".goat" / "settings.json") in out.content
+    assert "Bash(touch:*)" in out.content and str(ws / ".goat" / "settings.json") in out.content
     assert "%%goat --mode acceptEdits" in out.content and "bypassPermissions" in out.content
     written = await overwrite(executor, ws, "x\n")
     assert written.error_code == "PERMISSION_DENIED" and "Edit(./a.txt)" in written.content

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +163,42 @@ async def test_session_and_always_buttons_need_a_rule(tmp_path: Path) -> None:
         find(view, "Button", description="Deny").click()
 
     await answer_with(tmp_path, bash_request(rule=None), labels)
+
+
+async def test_bash_prompts_show_each_rule_next_to_the_buttons(tmp_path: Path) -> None:
+    rules = ("Bash(git status:*)", "Bash(git diff:*)")
+    request = replace(bash_request(", ".join(rules)), suggested_rules=rules)
+
+    def session(view: Any) -> None:
+        text = html_text(view)
+        assert "<code>Bash(git status:*)</code>, <code>Bash(git diff:*)</code>" in text
+        find(view, "Button", description="Allow for session").click()
+
+    answer, cell = await answer_with(tmp_path, request, session)
+    assert answer.choice == "allow_session"
+    final = cell.displays[0].final["text/plain"]
+    assert "Allowed for this session (the rules Bash(git status:*), Bash(git diff:*))" in final
+
+
+async def test_code_prompts_say_the_rule_covers_that_exact_code_only(tmp_path: Path) -> None:
+    request = ApprovalRequest(
+        "KernelInspect",
+        {"expression": "1+1"},
+        "Inspect 1+1",
+        "code",
+        "KernelInspect(1+1)",
+        "KernelInspect evaluates an expression in the kernel.",
+        suggested_rules=("KernelInspect(1+1)",),
+    )
+
+    def session(view: Any) -> None:
+        text = html_text(view)
+        assert "this exact expression only" in text and "any other code still asks" in text
+        find(view, "Button", description="Allow for session").click()
+
+    answer, cell = await answer_with(tmp_path, request, session)
+    assert answer.choice == "allow_session"
+    assert "(the rule KernelInspect(1+1))" in cell.displays[0].final["text/plain"]
 
 
 async def test_edited_arguments_need_valid_json(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from tree_sitter import Node
 from goat_jupyter.permissions.shell.syntax import (
     Word,
     ansi_c_closes_at_end,
+    backquoted_body,
     fold_ascii,
     literal,
     loose_words,
@@ -222,8 +223,28 @@ class _Walk:
             node, parent, inherited = stack.pop()
             if not node.is_named and not node.is_missing:
                 continue  # punctuation and keywords: `;`, `"`, `then`...
+            if self._backquoted(node, parent, inherited, depth):
+                continue
             below = self._visit(node, parent, inherited, depth)
             stack.extend((child, node, below) for child in reversed(node.children))
+
+    def _backquoted(self, node: Node, parent: Node | None, writes: bool, depth: int) -> bool:
+        """A `...` substitution with backslashes in it: its body is read again after bash's unescaping.
+
+        Inside backquotes a backslash-backquote starts a nested substitution (`echo \\`rm x\\``),
+        which the grammar takes for a literal backtick. Returns whether the body was handled here.
+        """
+        raw = text_of(node)
+        if node.type != "command_substitution" or not raw.startswith(("`", "$`")):
+            return False  # (the grammar reads `$` before a backquote into the node: bash, a literal `$`)
+        body = backquoted_body(raw, in_string=parent is not None and parent.type == "string")
+        if body is None:
+            self.problems.append(f"the backquoted command {_text(node)[:40]!r} is read differently by bash")
+            return True
+        if "\\" not in raw:
+            return False  # nothing to unescape: the grammar's reading is bash's
+        self.script(body, writes=writes, depth=depth + 1)
+        return True
 
     def _visit(self, node: Node, parent: Node | None, writes: bool, depth: int) -> bool:
         """Record what `node` runs; returns whether the commands below it write into a file."""

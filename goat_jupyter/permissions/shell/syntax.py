@@ -41,6 +41,15 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _CONTINUATION = re.compile(rb"(\\+)\n")
 _ANSI_C_STRING = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 _QUOTING = re.compile(r"[\"'\\]")
+_BACKQUOTE_ESCAPE = re.compile(r"\\([$`\\])")
+_BACKQUOTE_ESCAPE_IN_STRING = re.compile(r'\\([$`\\"])')
+_BARE_BACKQUOTE = re.compile(r"(?<!\\)(?:\\\\)*`")
+# The name and operator of a parameter expansion (`${x:-`, `${x/a/`, `$x`): what is left of the word
+# once they are cut is the text bash may use instead (a default, an alternative, a replacement).
+_EXPANSION_HEAD = re.compile(
+    r"\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?:\[[^\]]*\])?"
+    r"(?::?[-=+?]|//?|/[#%]|##?|%%?|\^\^?|,,?|@)?|\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])"
+)
 
 
 @dataclass(frozen=True)
@@ -183,6 +192,20 @@ def _has_pattern(node: Node) -> bool:
     return node.type in ("brace_expression", "extglob_pattern")
 
 
+def backquoted_body(raw: str, *, in_string: bool) -> str | None:
+    """The command inside `` `raw` `` as bash runs it; None when bash would end it elsewhere.
+
+    Inside backquotes a backslash keeps its meaning except before `$`, a backquote or a backslash
+    (and, within double quotes, `"`): bash drops it there, so `` `echo \\`rm x\\`` `` runs `rm x`.
+    """
+    raw = raw.removeprefix("$")
+    body = raw[1:-1] if len(raw) >= 2 and raw.endswith("`") else None
+    if body is None or _BARE_BACKQUOTE.search(body):
+        return None
+    escape = _BACKQUOTE_ESCAPE_IN_STRING if in_string else _BACKQUOTE_ESCAPE
+    return escape.sub(lambda m: m.group(1), body)
+
+
 def ansi_c(body: str) -> str:
     """The value of `$'body'`: bash's backslash escapes (`\\n`, `\\x41`, `\\u00e9`, `\\101`, `\\cA`...)."""
     value = _ANSI_ESCAPE.sub(_ansi_escape, body)
@@ -221,7 +244,18 @@ def ansi_c_closes_at_end(raw: str) -> bool:
 
 
 def loose_words(source: str) -> tuple[str, ...]:
-    """A crude split of any text into words, quotes dropped: for failing closed on what cannot be parsed."""
+    """A crude split of any text into words, quotes dropped: for failing closed on what cannot be parsed.
+
+    Lines with expansions are split a second time as they may read once expanded: `${x:-rm} y`
+    and `${x:-r}m y` also give `rm y`, `${x/a/rm}` gives `a/rm`.
+    """
+    words = _loose_split(source)
+    if "$" not in source:
+        return words
+    return words + _loose_split(_EXPANSION_HEAD.sub("", source).replace("}", ""))
+
+
+def _loose_split(source: str) -> tuple[str, ...]:
     text = _ANSI_C_STRING.sub(lambda m: "'" + ansi_c(m.group(1)) + "'", source)
     text = text.replace('$"', '"').replace("\\\n", "")
     pieces = (_QUOTING.sub("", piece) for piece in _LOOSE_SPLIT.split(text))

@@ -20,7 +20,7 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _NUMERIC_OPTION = re.compile(r"^-[+-]?\d+$")
 _PARALLEL_REPLACEMENT = re.compile(r"\{[^\s{}]*\}")
 STDIN_WORD = Word("<words from standard input>", literal=False)
-_FILE_WORD = Word("<file name found>", literal=False)
+FILE_WORD = Word("<file name found>", literal=False)
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash"})
 FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 PARALLEL_SOURCES = frozenset({":::", "::::", ":::+", "::::+"})
@@ -254,7 +254,7 @@ def _find(args: Sequence[Word], name: str) -> Inner:
             end = next((j for j in range(index + 1, len(args)) if args[j].text in (";", "+")), None)
             if end is None:
                 return Inner(problem=f"{name} {args[index].text} without a closing ';' or '+'")
-            commands.append(tuple(_FILE_WORD if "{}" in w.text else w for w in args[index + 1 : end]))
+            commands.append(tuple(FILE_WORD if "{}" in w.text else w for w in args[index + 1 : end]))
             index = end
         elif not args[index].literal and args[index].text.lstrip("\"'").startswith("$"):
             return Inner(problem=f"{name} has an expression built at run time")

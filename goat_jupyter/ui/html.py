@@ -77,9 +77,9 @@ def card_line_text(card: CardView) -> str:
     parts = [f"{style.STATUS_GLYPH[card.status]} {call_text(card.name, card.args, card.base)}"]
     summary = card_summary(card)
     if summary:
-        parts.append(" ".join(summary.split()))
+        parts.append(summary)
     parts.append(card_times(card))
-    return " · ".join(parts)
+    return " ⏎ ".join(" · ".join(parts).splitlines())  # a path or summary may hold a line break
 
 
 def card_summary(card: CardView) -> str:

@@ -40,15 +40,12 @@ def join_pieces(pieces: list[Piece]) -> str:
 def cell_pieces(cell: Mapping[str, Any]) -> Iterator[Piece]:
     source = _text(cell.get("source")).strip("\n")
     if cell.get("cell_type") != "code":
-        if source.strip():
-            yield Piece(source)
+        yield from _pieces(source)
         return
     if source.strip():
-        yield Piece(input_text(source, cell.get("execution_count")))
+        yield from _pieces(input_text(source, cell.get("execution_count")))
     for output in _items(cell.get("outputs")):
-        piece = output_piece(output)
-        if piece is not None:
-            yield piece
+        yield from output_pieces(output)
 
 
 def input_text(source: str, count: object) -> str:
@@ -56,22 +53,22 @@ def input_text(source: str, count: object) -> str:
     prompt = f"In [{count if isinstance(count, int) else ' '}]: "
     more = " " * (len(prompt) - 5) + "...: "
     first, *rest = source.splitlines()
-    return "\n".join(row.rstrip() for row in [prompt + first, *(more + line for line in rest)])
+    return "\n".join([prompt + first, *(more + line for line in rest)])
 
 
-def output_piece(output: Mapping[str, Any]) -> Piece | None:
+def output_pieces(output: Mapping[str, Any]) -> list[Piece]:
     kind = output.get("output_type")
     if kind == "stream":
-        return _piece(ANSI.sub("", _text(output.get("text"))))
+        return _pieces(ANSI.sub("", _text(output.get("text"))))
     if kind == "error":
-        lines = [str(line) for line in _items(output.get("traceback"))]
-        return _piece(ANSI.sub("", "\n".join(lines)) or f"{output.get('ename')}: {output.get('evalue')}")
+        traceback = ANSI.sub("", "\n".join(_strings(output.get("traceback"))))
+        return _pieces(traceback or f"{output.get('ename')}: {output.get('evalue')}")
     data = _mapping(output.get("data"))
     goat = _mapping(_mapping(output.get("metadata")).get("goat"))
     line = goat.get("transcript")
     if isinstance(line, str):  # one of goat's own blocks: its transcript form, "" when it has none
-        return _piece(line, line="\n" not in line.strip() and "text/markdown" not in data)
-    return _piece(data_text(data))
+        return _pieces(line, line="\n" not in line.strip() and "text/markdown" not in data)
+    return _pieces(data_text(data))
 
 
 def data_text(data: Mapping[str, Any]) -> str:
@@ -86,9 +83,20 @@ def data_text(data: Mapping[str, Any]) -> str:
     return " ".join(f"[{mime}]" for mime in data)
 
 
-def _piece(text: str, *, line: bool = False) -> Piece | None:
-    text = "\n".join(row.rstrip() for row in text.strip("\n").splitlines())
-    return Piece(text, line) if text.strip() else None
+def _pieces(text: str, *, line: bool = False) -> list[Piece]:
+    """The text without trailing spaces, outer blank lines or runs of blank lines; none if blank."""
+    rows: list[str] = []
+    for row in text.splitlines():
+        row = row.rstrip()
+        if row or (rows and rows[-1]):
+            rows.append(row)
+    while rows and not rows[-1]:
+        rows.pop()
+    return [Piece("\n".join(rows), line)] if rows else []
+
+
+def _strings(value: object) -> list[str]:
+    return [str(item) for item in cast(list[object], value)] if isinstance(value, list) else []
 
 
 def _text(value: object) -> str:

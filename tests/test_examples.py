@@ -178,7 +178,11 @@ def test_the_quick_start_prints_a_transcript_a_person_can_read(tmp_path: Path) -
     assert "Loading litellm" not in printed and "\n\n\n" not in printed, printed
     lines = printed.splitlines()
     assert all(line == line.rstrip() for line in lines), "no trailing blanks"
-    turns = [t for t in load_cassette(EXAMPLES / "cassettes" / "quickstart.json").turns if isinstance(t, ResponseTurn)]
+    turns = [
+        t
+        for t in load_cassette(EXAMPLES / "cassettes" / "quickstart.json").turns
+        if isinstance(t, ResponseTurn)
+    ]
     for call in (call for turn in turns for call in turn.tool_calls):
         assert isinstance(call.arguments, dict)
         called = f"✓ {call.name}({call.arguments[CALLED_ON[call.name]]}) · "

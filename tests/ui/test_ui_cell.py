@@ -60,7 +60,13 @@ class RecordingDisplay:
     fail_updates: bool = False
 
     def __call__(
-        self, obj: Any, /, *, raw: bool = False, display_id: bool = False, metadata: dict[str, Any] | None = None
+        self,
+        obj: Any,
+        /,
+        *,
+        raw: bool = False,
+        display_id: bool = False,
+        metadata: dict[str, Any] | None = None,
     ) -> RecordedHandle:
         self.shown.append(Shown([obj], raw, display_id, [metadata]))
         return RecordedHandle(self, self.shown[-1])

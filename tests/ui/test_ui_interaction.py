@@ -49,7 +49,13 @@ class FakeCell:
     displays: list[Display] = field(default_factory=lambda: list[Display]())
 
     def __call__(
-        self, obj: Any, /, *, raw: bool = False, display_id: bool = False, metadata: dict[str, Any] | None = None
+        self,
+        obj: Any,
+        /,
+        *,
+        raw: bool = False,
+        display_id: bool = False,
+        metadata: dict[str, Any] | None = None,
     ) -> Handle:
         self.displays.append(Display([obj]))
         return Handle(self.displays[-1])

@@ -113,10 +113,14 @@ def test_a_tool_call_is_always_one_line(
     assert card.startswith("✗ " if error else "✓ ") and card.endswith("0.50s")
 
 
+def new_output(kind: str, *args: Any, **kwargs: Any) -> Any:
+    return nbformat.v4.new_output(kind, *args, **kwargs)  # pyright: ignore[reportUnknownMemberType]
+
+
 def display(data: dict[str, Any], transcript: str | None = None, **metadata: Any) -> Any:
     if transcript is not None:
         metadata = {**metadata, "goat": {**metadata.get("goat", {}), "transcript": transcript}}
-    return nbformat.v4.new_output("display_data", data, metadata=metadata)  # pyright: ignore[reportUnknownMemberType]
+    return new_output("display_data", data, metadata=metadata)
 
 
 def notebook(*cells: Any) -> Any:
@@ -129,7 +133,9 @@ def code(source: str, *outputs: Any, count: int | None = 1) -> Any:
     return cell
 
 
-HTML_CARD = '<details style="margin:1px 0"><summary><b>Bash</b> <code>ls</code></summary><pre>a</pre></details>'
+HTML_CARD = (
+    '<details style="margin:1px 0"><summary><b>Bash</b> <code>ls</code></summary><pre>a</pre></details>'
+)
 
 
 def test_goat_outputs_print_their_lines_and_blocks_stand_apart_by_one_blank_line():
@@ -143,7 +149,9 @@ def test_goat_outputs_print_their_lines_and_blocks_stand_apart_by_one_blank_line
             display({"text/html": HTML_CARD, "text/plain": "⏺ Bash(ls)\n  ⎿ ✓ …"}, "✓ Bash(ls) · 0.1s"),
             display({"text/html": HTML_CARD, "text/plain": "⏺ Bash(pwd)\n  ⎿ ✓ …"}, "✓ Bash(pwd) · 0.1s"),
             display({"text/markdown": "Done.", "text/plain": "Done."}, "Done."),
-            display({"text/html": '<div style="x">Done · 1 turn</div>', "text/plain": "Done · 1 turn"}, "── Done"),
+            display(
+                {"text/html": '<div style="x">Done · 1 turn</div>', "text/plain": "Done · 1 turn"}, "── Done"
+            ),
             count=2,
         ),
     )
@@ -162,12 +170,21 @@ def test_other_outputs_print_as_text_and_html_never_shows():
     nb = notebook(
         code(
             "import pandas",
-            nbformat.v4.new_output("stream", name="stdout", text="\x1b[31mred\x1b[0m\n"),  # pyright: ignore[reportUnknownMemberType]
-            nbformat.v4.new_output("execute_result", {"text/html": "<table><tr><td>1</td></tr></table>", "text/plain": "   a\n0  1"}, execution_count=1),  # pyright: ignore[reportUnknownMemberType]
+            new_output("stream", name="stdout", text="\x1b[31mred\x1b[0m\n"),
+            new_output(
+                "execute_result",
+                {"text/html": "<table><tr><td>1</td></tr></table>", "text/plain": "   a\n0  1"},
+                execution_count=1,
+            ),
             display({"text/html": "<p>only <b>html</b></p>"}),
             display({"image/png": "iVBOR"}),
-            display({"text/html": "<div>Revert</div>", "text/plain": "Reverted %%goat run 1"}, goat={"record": "k"}),
-            nbformat.v4.new_output("error", ename="ValueError", evalue="bad", traceback=["\x1b[0;31mValueError\x1b[0m: bad"]),  # pyright: ignore[reportUnknownMemberType]
+            display(
+                {"text/html": "<div>Revert</div>", "text/plain": "Reverted %%goat run 1"},
+                goat={"record": "k"},
+            ),
+            new_output(
+                "error", ename="ValueError", evalue="bad", traceback=["\x1b[0;31mValueError\x1b[0m: bad"]
+            ),
         )
     )
     text = notebook_transcript(nb)
@@ -190,7 +207,7 @@ SOURCES = st.text(st.sampled_from("ab \n<>"), max_size=12)
         st.one_of(
             SOURCES.map(lambda t: display({"text/html": "<b>x</b>", "text/plain": t}, t)),
             SOURCES.map(lambda t: display({"text/markdown": t, "text/plain": t}, t)),
-            SOURCES.map(lambda t: nbformat.v4.new_output("stream", name="stdout", text=t)),  # pyright: ignore[reportUnknownMemberType]
+            SOURCES.map(lambda t: new_output("stream", name="stdout", text=t)),
         ),
         max_size=8,
     ),
@@ -204,7 +221,7 @@ def test_never_a_run_of_blank_lines_nor_trailing_space(outputs: list[Any], sourc
 
 
 def test_the_exporter_returns_the_transcript_and_names_a_text_file():
-    nb = notebook(code("print(1)", nbformat.v4.new_output("stream", name="stdout", text="1\n")))  # pyright: ignore[reportUnknownMemberType]
+    nb = notebook(code("print(1)", new_output("stream", name="stdout", text="1\n")))
     exporter = TranscriptExporter()
     output, resources = exporter.from_notebook_node(nb)
     assert output == "In [1]: print(1)\n\n1\n"

@@ -4,6 +4,8 @@ and the token counts its cassette reports are those of the requests goat really 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -12,11 +14,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from goat_jupyter.replay import REQUEST_LOG_ENV, load_cassette
+from goat_jupyter.replay import REQUEST_LOG_ENV, ResponseTurn, load_cassette
 from goat_jupyter.replay.offline import PROVIDER_KEYS
 from goat_jupyter.replay.tokens import TOLERANCE, off_counts, read_log
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb"))
 
 pytestmark = pytest.mark.timeout(300)
@@ -124,3 +127,68 @@ def test_examples_exist() -> None:
     assert {"quickstart.ipynb", "data_analysis.ipynb", "dataframe_agent.ipynb", "teaching_demo.ipynb"} <= set(
         NOTEBOOKS
     )
+
+
+INSTALL = "pip install -e '.[lab,examples]' && "
+TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?>")
+# The argument each recorded call's transcript line names (ui/text.py MAIN_ARGUMENT).
+CALLED_ON = {"Write": "file_path", "Bash": "command", "Glob": "pattern"}
+
+
+def readme_first_command() -> str:
+    """The first command of the README's quick start."""
+    quick_start = (ROOT / "README.md").read_text().split("## Quick start", 1)[1]
+    return quick_start.split("```bash\n", 1)[1].split("\n", 1)[0]
+
+
+def exporter_entry_points(folder: Path) -> Path:
+    """The entry points pyproject.toml declares, where importlib.metadata finds them (as pip installs
+    them), so the README's `--to goat` resolves here even if the installed package predates it."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    info = folder / "goat_jupyter_entry_points-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: goat-jupyter-entry-points\nVersion: 0\n")
+    exporters = project["entry-points"]["nbconvert.exporters"]
+    lines = ["[nbconvert.exporters]", *(f"{name} = {target}" for name, target in exporters.items())]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_the_quick_start_prints_a_transcript_a_person_can_read(tmp_path: Path) -> None:
+    command = readme_first_command()
+    assert command.startswith(INSTALL), command
+    argv = shlex.split(command.removeprefix(INSTALL))
+    assert argv[:2] == ["jupyter", "nbconvert"] and "--stdout" in argv, argv
+    shutil.copytree(EXAMPLES, tmp_path / "examples", ignore=shutil.ignore_patterns(".goat/sessions", "*.py"))
+    env = offline_env(tmp_path / "home", tmp_path / "requests.jsonl")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(exporter_entry_points(tmp_path / "entry"))])
+    run = subprocess.run(
+        [sys.executable, "-m", *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    printed = run.stdout
+    assert not TAG.search(printed) and "style=" not in printed, printed
+    assert "Loading litellm" not in printed and "\n\n\n" not in printed, printed
+    lines = printed.splitlines()
+    assert all(line == line.rstrip() for line in lines), "no trailing blanks"
+    turns = [
+        t
+        for t in load_cassette(EXAMPLES / "cassettes" / "quickstart.json").turns
+        if isinstance(t, ResponseTurn)
+    ]
+    for call in (call for turn in turns for call in turn.tool_calls):
+        assert isinstance(call.arguments, dict)
+        called = f"✓ {call.name}({call.arguments[CALLED_ON[call.name]]}) · "
+        [line] = [line for line in lines if line.startswith(called)]  # one line per call, with a summary
+        assert re.search(r" · [^·]+ · [0-9.]+s$", line), line
+    for answer in (turn.text for turn in turns if turn.text and not turn.tool_calls):
+        assert answer in printed, f"the final answer {answer!r} is missing:\n{printed}"
+    footers = [line for line in lines if line.startswith("── Done · ")]
+    assert len(footers) == sum(1 for line in lines if line.endswith("%%goat")), printed

@@ -196,7 +196,12 @@ class Agent:
 
         if not litellm_loaded():  # the first cell right after %load_ext waits for the import
             self.emit(
-                Notice("Loading litellm (first use in this kernel, a few seconds)…", "info", self.agent_id)
+                Notice(
+                    "Loading litellm (first use in this kernel, a few seconds)…",
+                    "info",
+                    self.agent_id,
+                    transient=True,
+                )
             )
 
         def on_stall(message: str) -> None:

@@ -69,6 +69,7 @@ class Notice:
     text: str
     level: str = "info"  # info | warning | error
     agent_id: str | None = None
+    transient: bool = False  # true only while it happens ("Loading litellm…"): text transcripts leave it out
 
 
 @dataclass

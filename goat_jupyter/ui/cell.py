@@ -26,6 +26,7 @@ from goat_jupyter.tools.events import (
 from goat_jupyter.ui.html import (
     CardView,
     card_html,
+    card_line_text,
     card_text,
     footer_html,
     header_html,
@@ -37,6 +38,7 @@ from goat_jupyter.ui.html import (
 )
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
 from goat_jupyter.ui.text import (
+    FOOTER_RULE,
     TodoEntry,
     footer_text,
     header_text,
@@ -52,26 +54,34 @@ FLUSH_INTERVAL_S = 0.05  # at most ~20 updates a second per cell
 TICK_S = 0.5  # the status line and running cards' clocks move this often
 QUIET_S = 1.0  # the status line shows once nothing else moved for this long
 MimeBundle = dict[str, str]
+Metadata = dict[str, Any]
 _log = logging.getLogger(__name__)
 
 
 class DisplayHandleLike(Protocol):
-    def update(self, obj: Any, /, *, raw: bool = False) -> None: ...
+    def update(self, obj: Any, /, *, raw: bool = False, metadata: Metadata | None = None) -> None: ...
 
 
 class DisplayFunction(Protocol):
     """IPython.display.display's calling convention, as far as the renderer uses it."""
 
     def __call__(
-        self, obj: Any, /, *, raw: bool = False, display_id: bool = False
+        self, obj: Any, /, *, raw: bool = False, display_id: bool = False, metadata: Metadata | None = None
     ) -> DisplayHandleLike | None: ...
 
 
-def ipython_display(obj: Any, /, *, raw: bool = False, display_id: bool = False) -> DisplayHandleLike | None:
+def ipython_display(
+    obj: Any, /, *, raw: bool = False, display_id: bool = False, metadata: Metadata | None = None
+) -> DisplayHandleLike | None:
     """IPython's display, imported on first use so importing the renderer stays cheap."""
     from IPython.display import display  # pyright: ignore[reportUnknownVariableType]
 
-    return cast("DisplayHandleLike | None", display(obj, raw=raw, display_id=display_id))
+    return cast("DisplayHandleLike | None", display(obj, raw=raw, display_id=display_id, metadata=metadata))
+
+
+def transcript_metadata(text: str) -> Metadata:
+    """The output's line(s) in a text transcript (`jupyter nbconvert --to goat`); "" leaves it out."""
+    return {"goat": {"transcript": text}}
 
 
 class _Block(ABC):
@@ -83,13 +93,31 @@ class _Block(ABC):
     def bundle(self, now: float) -> MimeBundle:
         """The mime bundle this block shows now."""
 
+    def transcript(self, bundle: MimeBundle) -> str:
+        """What a text transcript shows of this block: its text/plain unless the block says less."""
+        return bundle.get("text/plain", "")
+
+    def show(self, display: DisplayFunction, now: float) -> None:
+        bundle = self.bundle(now)
+        metadata = transcript_metadata(self.transcript(bundle))
+        self.handle = display(bundle, raw=True, display_id=True, metadata=metadata)
+
+    def redraw(self, now: float) -> None:
+        if self.handle is not None:
+            bundle = self.bundle(now)
+            self.handle.update(bundle, raw=True, metadata=transcript_metadata(self.transcript(bundle)))
+
 
 class _StaticBlock(_Block):
-    def __init__(self, html: str, text: str) -> None:
+    def __init__(self, html: str, text: str, transcript: str | None = None) -> None:
         self._bundle = {"text/html": html, "text/plain": text}
+        self._transcript = text if transcript is None else transcript
 
     def bundle(self, now: float) -> MimeBundle:
         return self._bundle
+
+    def transcript(self, bundle: MimeBundle) -> str:
+        return self._transcript
 
 
 class _TextBlock(_Block):
@@ -114,6 +142,9 @@ class _CardBlock(_Block):
         if self.card.status == "running":
             self.card.elapsed_s = max(now - self.started_at, 0.0)
         return {"text/html": card_html(self.card), "text/plain": card_text(self.card)}
+
+    def transcript(self, bundle: MimeBundle) -> str:
+        return card_line_text(self.card)
 
 
 class _TodoBlock(_Block):
@@ -141,18 +172,21 @@ class _StatusBlock(_Block):
         text = status_text(now - self.started_at, self.tokens(), self.budget())
         return {"text/html": status_html(text, now - self.started_at), "text/plain": text}
 
+    def transcript(self, bundle: MimeBundle) -> str:
+        return ""  # a live clock: nothing a transcript read later should keep
+
 
 class _AgentBlock(_Block):
     """A subagent transcript with no running Agent card to live in."""
 
-    def __init__(self, transcript: AgentTranscript) -> None:
-        self.transcript = transcript
+    def __init__(self, agent: AgentTranscript) -> None:
+        self.agent = agent
 
     def bundle(self, now: float) -> MimeBundle:
-        return {
-            "text/html": nested_html(self.transcript),
-            "text/plain": f"subagent {self.transcript.agent_id}",
-        }
+        return {"text/html": nested_html(self.agent), "text/plain": f"subagent {self.agent.agent_id}"}
+
+    def transcript(self, bundle: MimeBundle) -> str:
+        return f"subagent {self.agent.agent_id} · {self.agent.tool_calls} tool calls"
 
 
 class CellRenderer:
@@ -248,10 +282,12 @@ class CellRenderer:
                 self._on_finished(event)
             case Notice():
                 level = notice_level(event.level)
-                self._add(_StaticBlock(notice_html(event.text, level), notice_text(event.text, level)))
+                text = notice_text(event.text, level)
+                self._add(_StaticBlock(notice_html(event.text, level), text, "" if event.transient else None))
             case RunFinished():  # shown last, at close: an error reported after the run goes above it
                 event = with_subagents(event, self._sub_usage)
-                self._footer = _StaticBlock(footer_html(event), footer_text(event))
+                text = footer_text(event)
+                self._footer = _StaticBlock(footer_html(event), text, f"{FOOTER_RULE} {text}")
             case _:  # TurnUsage: the footer reports the totals
                 pass
 
@@ -343,7 +379,7 @@ class CellRenderer:
         if not isinstance(block, _TextBlock):
             self._text = None
         now = self._clock()
-        block.handle = self._display(block.bundle(now), raw=True, display_id=True)
+        block.show(self._display, now)
         self._last_flush = now
 
     def _touch(self, block: _Block) -> None:
@@ -371,8 +407,7 @@ class CellRenderer:
         blocks = list(self._dirty.values())
         self._dirty.clear()
         for block in blocks:
-            if block.handle is not None:
-                block.handle.update(block.bundle(now), raw=True)
+            block.redraw(now)
         self._last_flush = now
 
     def _arm_ticker(self) -> None:
@@ -404,10 +439,10 @@ class CellRenderer:
 
     def _hide_status(self) -> None:
         status, self._status = self._status, None
-        if status is not None and status.handle is not None:
+        if status is not None:
             status.hidden = True
             self._dirty.pop(id(status), None)
-            status.handle.update(status.bundle(self._clock()), raw=True)
+            status.redraw(self._clock())
 
     def _finish(self) -> None:
         if self._ticker is not None:

@@ -20,6 +20,7 @@ from goat_jupyter.tools.events import (
 from goat_jupyter.ui import style
 from goat_jupyter.ui.nested import NestedEvent
 from goat_jupyter.ui.text import (
+    FOOTER_RULE,
     call_line,
     first_line,
     footer_text,
@@ -83,7 +84,7 @@ class PlainRenderer:
             case Notice():
                 self._block([notice_text(event.text, notice_level(event.level))])
             case RunFinished():
-                self._block([f"── {footer_text(event)}"])
+                self._block([f"{FOOTER_RULE} {footer_text(event)}"])
             case _:  # progress and per-turn usage are not printed
                 pass
 

@@ -148,6 +148,7 @@ def footer_text(event: RunFinished) -> str:
 
 
 STOP_HINT = "■ Stop to interrupt"
+FOOTER_RULE = "──"  # starts the footer line in text transcripts
 
 
 def status_text(elapsed_s: float, tokens: int, budget: str = "") -> str:
@@ -176,8 +177,13 @@ def notice_level(level: str) -> NoticeLevel:
 
 def call_line(name: str, args: dict[str, Any], base: str = "") -> str:
     """`⏺ Bash(ls -la)`: the line that announces a tool call."""
+    return f"⏺ {call_text(name, args, base)}"
+
+
+def call_text(name: str, args: dict[str, Any], base: str = "") -> str:
+    """`Bash(ls -la)`: the tool and what it works on."""
     argument = compact_input(name, args, base)
-    return f"⏺ {name}({argument})" if argument else f"⏺ {name}"
+    return f"{name}({argument})" if argument else name
 
 
 def parse_todos(value: object) -> list[TodoEntry]:

@@ -65,6 +65,7 @@ def outputs_of(result: CellResult) -> list[dict[str, Any]]:
             )  # pyright: ignore[reportUnknownMemberType]
         elif kind == "update_display_data" and display_id in where:
             outputs[where[display_id]]["data"] = content["data"]
+            outputs[where[display_id]]["metadata"] = content["metadata"]
         elif kind == "stream":
             outputs.append(nbformat.v4.new_output("stream", name=content["name"], text=content["text"]))  # pyright: ignore[reportUnknownMemberType]
         elif kind == "error":
@@ -136,3 +137,20 @@ async def test_saved_notebook_keeps_what_was_approved_and_the_revert(
         assert "Reverted %%goat run 1" in text, f"{to}: the revert record"
         for bad in ("HBox(", "model not found", "call Read with offset", "Button("):
             assert bad not in text, f"{to} shows {bad!r}"
+    check_text_transcript(convert(saved, "goat_jupyter.ui.export.TranscriptExporter"))
+
+
+def check_text_transcript(text: str) -> None:
+    """`--to goat`: each call one line with its argument and result, the revert record, no markup."""
+    lines = text.splitlines()
+    for call in (
+        "Read(notes.txt)",
+        "Write(notes.txt)",
+        "NotebookEdit(nb.ipynb)",
+        "Bash(echo argument-number-0",
+    ):
+        assert len([line for line in lines if line.startswith(f"✓ {call}")]) == (
+            2 if "Read" in call else 1
+        ), text
+    assert "Reverted %%goat run 1" in text and "All done." in text
+    assert "<" not in text.replace("<<", "") and "style=" not in text and "\n\n\n" not in text, text

@@ -38,10 +38,17 @@ class Shown:
     bundles: list[Any]
     raw: bool
     display_id: bool
+    metadata: list[dict[str, Any] | None] = field(default_factory=lambda: list[dict[str, Any] | None]())
 
     @property
     def final(self) -> Any:
         return self.bundles[-1]
+
+    @property
+    def transcript(self) -> str | None:
+        """The text a transcript export prints for this display now (None: not one of goat's blocks)."""
+        last = self.metadata[-1] if self.metadata else None
+        return None if last is None else last["goat"]["transcript"]
 
 
 @dataclass
@@ -52,8 +59,16 @@ class RecordingDisplay:
     updates: int = 0
     fail_updates: bool = False
 
-    def __call__(self, obj: Any, /, *, raw: bool = False, display_id: bool = False) -> RecordedHandle:
-        self.shown.append(Shown([obj], raw, display_id))
+    def __call__(
+        self,
+        obj: Any,
+        /,
+        *,
+        raw: bool = False,
+        display_id: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> RecordedHandle:
+        self.shown.append(Shown([obj], raw, display_id, [metadata]))
         return RecordedHandle(self, self.shown[-1])
 
     def kinds(self) -> list[str]:
@@ -65,11 +80,12 @@ class RecordedHandle:
     sink: RecordingDisplay
     target: Shown
 
-    def update(self, obj: Any, /, *, raw: bool = False) -> None:
+    def update(self, obj: Any, /, *, raw: bool = False, metadata: dict[str, Any] | None = None) -> None:
         if self.sink.fail_updates:
             raise RuntimeError("the frontend went away")
         assert raw
         self.target.bundles.append(obj)
+        self.target.metadata.append(metadata)
         self.sink.updates += 1
 
 

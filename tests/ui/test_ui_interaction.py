@@ -48,7 +48,15 @@ class FakeCell:
 
     displays: list[Display] = field(default_factory=lambda: list[Display]())
 
-    def __call__(self, obj: Any, /, *, raw: bool = False, display_id: bool = False) -> Handle:
+    def __call__(
+        self,
+        obj: Any,
+        /,
+        *,
+        raw: bool = False,
+        display_id: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> Handle:
         self.displays.append(Display([obj]))
         return Handle(self.displays[-1])
 
@@ -61,7 +69,7 @@ class FakeCell:
 class Handle:
     target: Display
 
-    def update(self, obj: Any, /, *, raw: bool = False) -> None:
+    def update(self, obj: Any, /, *, raw: bool = False, metadata: dict[str, Any] | None = None) -> None:
         assert raw
         self.target.items.append(obj)
 

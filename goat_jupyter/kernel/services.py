@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import contextvars
 import sys
 from collections.abc import Callable
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 MAX_IMAGES = 10
 MAX_IMAGE_SIDE = 1024  # cell outputs (plots) reach the model at most this many pixels on the long side
 MAX_ERROR_OUTPUT_CHARS = 28_000  # like Bash: head and tail of long output
+PARTIAL_WRITE_S = 2.0  # after a Stop, how long the interrupted cell's outputs may take to land
 _IMAGE_KINDS = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
@@ -38,7 +40,7 @@ class KernelService:
         self.shell = shell
 
     async def run_cell(self, args: RunCellInput, ctx: ToolContext) -> ToolOutput:
-        from goat_jupyter.kernel.capture import OutputSink, captured
+        from goat_jupyter.kernel.capture import OutputSink, captured, interruptible
 
         path = await self._notebook_path(args.notebook_path, ctx)
         backend = await choose_backend(path, ctx)
@@ -47,7 +49,12 @@ class KernelService:
         cell = self._runnable(find_cell(await backend.list_cells(), args.cell_id, where=str(path)), ctx)
         count = self._next_execution_count()
         sink = OutputSink(on_text=_progress_sink(ctx))
-        await captured(self.shell, sink, lambda: self._run_drawing(cell.source, sink, count))
+        try:
+            with interruptible():
+                await captured(self.shell, sink, lambda: self._run_drawing(cell.source, sink, count))
+        except asyncio.CancelledError:  # Stop: the cell keeps what it printed up to the interrupt
+            await _write_partial_outputs(backend, cell, sink.outputs, count)
+            raise
         await _write_outputs(backend, cell, sink.outputs, count)
         if not backend.live:
             ctx.session.file_reads.record(path)
@@ -80,11 +87,12 @@ class KernelService:
         flush_figures(sink, before)
 
     async def inspect(self, args: KernelInspectInput, ctx: ToolContext) -> ToolOutput:
-        from goat_jupyter.kernel.capture import OutputSink, captured, evaluate
+        from goat_jupyter.kernel.capture import OutputSink, captured, evaluate, interruptible
 
         sink = OutputSink()
         try:
-            value = await captured(self.shell, sink, lambda: evaluate(self.shell, args.expression))
+            with interruptible():
+                value = await captured(self.shell, sink, lambda: evaluate(self.shell, args.expression))
         except SyntaxError as exc:
             raise InvalidInputError(
                 f"{args.expression!r} is not a Python expression ({exc.msg}). KernelInspect evaluates one "
@@ -149,6 +157,14 @@ async def _write_outputs(backend: NotebookBackend, cell: CellInfo, outputs: list
             f"Cell {cell.id} ran, but its outputs could not be written into {backend.path}: {exc.message}",
             output=outputs_for_model(outputs)[0],
         ) from None
+
+
+async def _write_partial_outputs(
+    backend: NotebookBackend, cell: CellInfo, outputs: list[Output], count: int
+) -> None:
+    """Best effort and bounded: a Stop must end the run even when the notebook does not answer."""
+    with contextlib.suppress(GoatError, asyncio.TimeoutError):
+        await asyncio.wait_for(_write_outputs(backend, cell, outputs, count), PARTIAL_WRITE_S)
 
 
 def _progress_sink(ctx: ToolContext) -> Callable[[str], None]:

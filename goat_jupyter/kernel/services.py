@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.kernel.summary import summarize
-from goat_jupyter.notebook import CellInfo, NotebookBackend, find_cell
+from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Attachment, ToolContext, ToolOutput
 from goat_jupyter.tools.notebook_live import choose_backend, notebook_service, resolve_notebook
@@ -59,7 +59,7 @@ class KernelService:
         if not backend.live:
             ctx.session.file_reads.record(path)
         text, attachments = outputs_for_model(sink.outputs)
-        where = f"cell {cell.id} (index {cell.index}) of {path}"
+        where = f"{cell_label(cell)} of {path}"
         failed = sink.first_error()
         if failed is not None:
             raise ToolExecutionError(

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
+from goat_jupyter.kernel.executions import bound_names, record, snapshot
+from goat_jupyter.kernel.kernel_state import binding_notes, own_cells
 from goat_jupyter.kernel.summary import summarize
 from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
 from goat_jupyter.text import cut_middle
@@ -49,12 +51,15 @@ class KernelService:
         cell = self._runnable(find_cell(await backend.list_cells(), args.cell_id, where=str(path)), ctx)
         count = self._next_execution_count()
         sink = OutputSink(on_text=_progress_sink(ctx))
+        before = snapshot(self.shell.user_ns)
         try:
             with interruptible():
                 await captured(self.shell, sink, lambda: self._run_drawing(cell.source, sink, count))
         except asyncio.CancelledError:  # Stop: the cell keeps what it printed up to the interrupt
+            self._record(cell, count, before)
             await _write_partial_outputs(backend, cell, sink.outputs, count)
             raise
+        self._record(cell, count, before)
         await _write_outputs(backend, cell, sink.outputs, count)
         if not backend.live:
             ctx.session.file_reads.record(path)
@@ -76,6 +81,10 @@ class KernelService:
         return ToolOutput(
             f"Ran {where} as execution [{count}]. Outputs:\n{body}", metadata=meta, attachments=attachments
         )
+
+    def _record(self, cell: CellInfo, count: int, before: dict[str, int]) -> None:
+        names = bound_names(before, self.shell.user_ns, cell.source)
+        record(cell.id, count, cell.source, names, by_agent=True)
 
     async def _run_drawing(self, source: str, sink: OutputSink, count: int) -> None:
         """Run the source, then publish the figures it drew as its own outputs (not the %%goat cell's)."""
@@ -103,10 +112,21 @@ class KernelService:
                 f"Evaluating {args.expression!r} raised {type(exc).__name__}: {exc}"
             ) from None
         text = summarize(value)
+        notes = await self._binding_notes(args.expression, ctx)
+        if notes:
+            text += "\n\n" + "\n".join(notes)
         printed, _ = outputs_for_model(sink.outputs)
         if printed:
             text += f"\n\nOutput while evaluating:\n{printed}"
         return ToolOutput(text, metadata={"expression": args.expression, "type": type(value).__name__})
+
+    async def _binding_notes(self, expression: str, ctx: ToolContext) -> list[str]:
+        """Which execution last bound each name the expression reads (and if its cell changed since)."""
+        log = ctx.services.executions
+        if log is None or not log.records:
+            return []
+        cells = await own_cells(ctx.services, ctx.session)
+        return binding_notes(log, expression, cells)
 
     async def _notebook_path(self, raw: str | None, ctx: ToolContext) -> Path:
         path = await resolve_notebook(raw, ctx)

@@ -61,12 +61,20 @@ async def read_live_notebook(path: Path, ctx: ToolContext) -> ToolOutput | None:
         "cells": [cell_json(cell) for cell in cells],
         "metadata": {"language_info": {"name": "python"}} if own else {},
     }
-    view = render_notebook(notebook, path=None)
+    view = render_notebook(notebook, path=None, kernel=kernel_states(ctx, cells) if own else None)
     state = "with unsaved changes" if backend.dirty else "saved"
     head = f"{path} is open in JupyterLab; this is its live state ({state})."
     text = view.text.replace("Notebook (live):", "Notebook:", 1)
     meta = {"path": str(path), "cell_count": view.cell_count, "live": True, "dirty": backend.dirty}
     return ToolOutput(f"{head}\n{text}", metadata=meta, attachments=view.attachments)
+
+
+def kernel_states(ctx: ToolContext, cells: list[CellInfo]) -> dict[str, str] | None:
+    """Per code cell, what the kernel ran of it (None before goat saw any execution)."""
+    log = ctx.services.executions
+    if log is None or not log.records:
+        return None
+    return {state.cell.id: state.describe() for state in log.states(cells)}
 
 
 def cell_json(cell: CellInfo) -> dict[str, Any]:

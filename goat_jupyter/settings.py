@@ -58,6 +58,8 @@ class Settings(BaseModel):
     max_retry_after_s: float = Field(default=120.0, ge=0)
     max_retry_wait_s: float = Field(default=300.0, ge=0)
     model_aliases: dict[str, str] = Field(default_factory=dict)
+    # "Revert this run": how much a run may copy of kernel objects its code may change in place.
+    revert_memory_mb: float = Field(default=200.0, ge=0)
     permissions: PermissionRules = Field(default_factory=PermissionRules)
     hooks: dict[str, Any] = Field(default_factory=dict)
     mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")

@@ -40,7 +40,10 @@ def assigned_names(source: str) -> set[str]:
 
 
 def record(cell_id: str | None, count: int, source: str, names: frozenset[str], *, by_agent: bool) -> None:
-    LOG.add(Execution(cell_id, count, source_hash(source), names, by_agent))
+    from goat_jupyter.kernel.namespace_undo import effects
+
+    mutated = frozenset(effects(source).mutates)
+    LOG.add(Execution(cell_id, count, source_hash(source), names, by_agent, mutated))
 
 
 class _Recorder:

@@ -12,9 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from goat_jupyter.checkpoints.namespace import NamespaceChange
 from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.kernel.executions import bound_names, record, snapshot
 from goat_jupyter.kernel.kernel_state import binding_notes, own_cells
+from goat_jupyter.kernel.namespace_undo import keep_for_revert
 from goat_jupyter.kernel.summary import summarize
 from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
 from goat_jupyter.text import cut_middle
@@ -52,14 +54,15 @@ class KernelService:
         count = self._next_execution_count()
         sink = OutputSink(on_text=_progress_sink(ctx))
         before = snapshot(self.shell.user_ns)
+        kept = keep_for_revert(self.shell.user_ns, cell.source, f"RunCell {cell_label(cell)}", ctx)
         try:
             with interruptible():
                 await captured(self.shell, sink, lambda: self._run_drawing(cell.source, sink, count))
         except asyncio.CancelledError:  # Stop: the cell keeps what it printed up to the interrupt
-            self._record(cell, count, before)
+            self._record(cell, count, before, kept)
             await _write_partial_outputs(backend, cell, sink.outputs, count)
             raise
-        self._record(cell, count, before)
+        self._record(cell, count, before, kept)
         await _write_outputs(backend, cell, sink.outputs, count)
         if not backend.live:
             ctx.session.file_reads.record(path)
@@ -82,9 +85,13 @@ class KernelService:
             f"Ran {where} as execution [{count}]. Outputs:\n{body}", metadata=meta, attachments=attachments
         )
 
-    def _record(self, cell: CellInfo, count: int, before: dict[str, int]) -> None:
+    def _record(
+        self, cell: CellInfo, count: int, before: dict[str, int], kept: NamespaceChange | None
+    ) -> None:
         names = bound_names(before, self.shell.user_ns, cell.source)
         record(cell.id, count, cell.source, names, by_agent=True)
+        if kept is not None:
+            kept.settle()
 
     async def _run_drawing(self, source: str, sink: OutputSink, count: int) -> None:
         """Run the source, then publish the figures it drew as its own outputs (not the %%goat cell's)."""
@@ -99,6 +106,9 @@ class KernelService:
         from goat_jupyter.kernel.capture import OutputSink, captured, evaluate, interruptible
 
         sink = OutputSink()
+        kept = keep_for_revert(
+            self.shell.user_ns, args.expression, f"KernelInspect {args.expression[:60]}", ctx
+        )
         try:
             with interruptible():
                 value = await captured(self.shell, sink, lambda: evaluate(self.shell, args.expression))
@@ -111,6 +121,9 @@ class KernelService:
             raise ToolExecutionError(
                 f"Evaluating {args.expression!r} raised {type(exc).__name__}: {exc}"
             ) from None
+        finally:
+            if kept is not None:
+                kept.settle()
         text = summarize(value)
         notes = await self._binding_notes(args.expression, ctx)
         if notes:

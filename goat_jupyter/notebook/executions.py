@@ -27,6 +27,7 @@ class Execution:
     source_hash: str
     names: frozenset[str]
     by_agent: bool = False
+    mutated: frozenset[str] = frozenset()  # names whose objects the code may change in place
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,16 @@ class ExecutionLog:
 
     def __init__(self) -> None:
         self.records: deque[Execution] = deque(maxlen=MAX_RECORDS)
+        self.added = 0  # records ever added: a mark for `since`
 
     def add(self, record: Execution) -> None:
         self.records.append(record)
+        self.added += 1
+
+    def since(self, mark: int) -> list[Execution]:
+        """The records added after `mark` (as many as are still kept)."""
+        count = min(self.added - mark, len(self.records))
+        return list(self.records)[-count:] if count > 0 else []
 
     def last_for_cell(self, cell_id: str) -> Execution | None:
         return next((r for r in reversed(self.records) if r.cell_id == cell_id), None)

@@ -9,6 +9,7 @@ import { PanelBridge } from './bridge';
 import { settingsPanelPlugin } from './settings_panel';
 import { decorateCells } from './cells_ui';
 import { dropStaleWidgets } from './goat_outputs';
+import { markStaleCells } from './stale';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'goat-jupyter:bridge',
@@ -20,6 +21,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       new PanelBridge(panel, tracker, app.name);
       void panel.context.ready.then(() => dropStaleWidgets(panel));
       decorateCells(panel);
+      markStaleCells(panel);
     };
     tracker.forEach(bridge);
     tracker.widgetAdded.connect((_sender, panel) => {

@@ -10,17 +10,17 @@ memory budget (`revert_memory_mb`) allows; anything else is listed as not restor
 from __future__ import annotations
 
 import ast
-import copy
 import sys
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from goat_jupyter.checkpoints.namespace import Binding, NamespaceChange
 from goat_jupyter.checkpoints.store import Checkpoints
 from goat_jupyter.notebook.executions import ExecutionLog
 from goat_jupyter.tools.base import ToolContext
 
+_CONTAINERS: frozenset[type[object]] = frozenset({list, dict, set})
 IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), frozenset, range)
 _IGNORED = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 
@@ -120,12 +120,15 @@ def _keep_copy(change: NamespaceChange, name: str, value: object, budget: int) -
 
 
 def object_size(value: object, limit: int) -> int | None:
-    """Bytes a copy would take (stops counting past `limit`), or None for a type goat cannot copy."""
+    """Bytes a copy takes (counting stops past `limit`), or None for a type goat cannot copy.
+
+    pandas copies share the Python objects of object columns, and builtin containers are copied with
+    their nested containers but share everything else: only the copied buffers count."""
     module = type(value).__module__.split(".")[0]
     kind = type(value).__name__
     data: Any = value  # pandas and numpy are optional: duck-typed here
     if module == "pandas" and kind in ("DataFrame", "Series"):
-        usage: Any = data.memory_usage(index=True, deep=True)
+        usage: Any = data.memory_usage(index=True, deep=False)
         return int(usage.sum()) if kind == "DataFrame" else int(usage)
     if module == "numpy" and kind == "ndarray":
         return int(data.nbytes)
@@ -135,7 +138,7 @@ def object_size(value: object, limit: int) -> int | None:
 
 
 def _container_size(value: object, limit: int) -> int:
-    """Approximate deep size of builtin containers, stopping once past `limit`."""
+    """The size of a builtin container and the containers nested in it, stopping once past `limit`."""
     total, stack, seen = 0, [value], set[int]()
     while stack and total <= limit:
         item = stack.pop()
@@ -143,19 +146,51 @@ def _container_size(value: object, limit: int) -> int:
             continue
         seen.add(id(item))
         total += sys.getsizeof(item)
-        if isinstance(item, dict):
-            stack.extend(item.keys())  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-            stack.extend(item.values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)  # pyright: ignore[reportUnknownArgumentType]
+        stack.extend(_nested(item))
     return total
+
+
+def _nested(container: object) -> list[object]:
+    """The lists, dicts and sets directly inside a container (types gathered in C first: a list of a
+    million numbers costs a few ms)."""
+    items: list[object] = (
+        list(cast("dict[object, object]", container).values())
+        if type(container) is dict
+        else list(cast("list[object]", container))
+    )
+    if _CONTAINERS.isdisjoint(set(map(type, items))):
+        return []
+    return [item for item in items if type(item) in _CONTAINERS]
 
 
 def copy_object(value: object) -> object:
     method = getattr(value, "copy", None)
     if type(value).__module__.split(".")[0] in ("pandas", "numpy") and callable(method):
         return method()  # deep for pandas (its default), a new buffer for numpy
-    return copy.deepcopy(value)
+    return _copy_containers(value, {})
+
+
+def _copy_containers(value: object, memo: dict[int, object]) -> object:
+    """Lists, dicts and sets copied with their nested ones; other objects shared (a deepcopy of a
+    million ints takes seconds, this a few ms)."""
+    if type(value) not in _CONTAINERS:
+        return value
+    if id(value) in memo:
+        return memo[id(value)]
+    data: Any = value
+    kind: type[object] = type(value)
+    if kind is set:
+        memo[id(data)] = copied = set(data)  # set items are hashable: no lists, dicts or sets inside
+        return copied
+    copied = list(data) if kind is list else dict(data)
+    memo[id(data)] = copied
+    values: Any = data if kind is list else data.values()
+    if _CONTAINERS.isdisjoint(set(map(type, values))):
+        return copied  # nothing nested to copy: the common case, kept fast
+    pairs: Any = enumerate(data) if kind is list else data.items()
+    for key in [key for key, item in pairs if type(item) in _CONTAINERS]:
+        copied[key] = _copy_containers(data[key], memo)
+    return copied
 
 
 def _is_module_or_callable(value: object) -> bool:

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,21 +42,21 @@ def frame(megabytes: int) -> pd.DataFrame:
     )
 
 
-def cases() -> list[tuple[str, object, str, Callable[[object], object]]]:
-    found: list[tuple[str, object, str, Callable[[object], object]]] = []
+def cases() -> list[tuple[str, Any, str, Callable[[Any], object]]]:
+    found: list[tuple[str, Any, str, Callable[[Any], object]]] = []
     for size in (10, 50, 150):
         found.append(
             (
                 f"DataFrame {size} MB (4 float/int columns)",
                 frame(size),
                 'df.drop(columns=["x"], inplace=True)',
-                lambda df: df.drop(columns=["x"]),  # pyright: ignore[reportUnknownLambdaType, reportUnknownMemberType]
+                lambda df: df.drop(columns=["x"]),
             )
         )
-    found.append(("ndarray 80 MB", np.zeros(10_000_000), "df *= 2", lambda arr: arr * 2))  # pyright: ignore[reportUnknownLambdaType, reportOperatorIssue]
+    found.append(("ndarray 80 MB", np.zeros(10_000_000), "df *= 2", lambda arr: arr * 2))
     strings = pd.DataFrame({"s": [f"row {i}" for i in range(500_000)]})
-    found.append(("DataFrame of 500k strings", strings, 'df["s"] = 1', lambda df: df.assign(s=1)))  # pyright: ignore[reportUnknownLambdaType, reportUnknownMemberType]
-    found.append(("list of 1M ints", list(range(1_000_000)), "df.append(0)", lambda items: list(items)))  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    found.append(("DataFrame of 500k strings", strings, 'df["s"] = 1', lambda df: df.assign(s=1)))
+    found.append(("list of 1M ints", list(range(1_000_000)), "df.append(0)", lambda items: list(items)))
     return found
 
 
@@ -68,7 +69,7 @@ def main() -> None:
     for label, value, source, change in cases():
         namespace: dict[str, object] = {"df": value}
         kept = median_ms(lambda: keep_namespace(namespace, source, "bench", BUDGET, None), args.runs)  # noqa: B023
-        copied = median_ms(lambda: value.copy(), args.runs)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownLambdaType]  # noqa: B023
+        copied = median_ms(lambda: value.copy(), args.runs)  # noqa: B023
         changed = median_ms(lambda: change(value), args.runs)  # noqa: B023
         print(f"{label:38} {kept:14.1f} ms {copied:7.1f} ms {changed:8.1f} ms {kept / copied:8.2f}x")
     rebinding = {"counter": 0, "df": frame(150)}

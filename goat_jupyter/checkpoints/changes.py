@@ -52,7 +52,7 @@ class RunCheckpoint:
 
     @property
     def changed(self) -> bool:
-        return any(not isinstance(c, NamespaceChange) or c.bindings or c.not_restorable for c in self.changes)
+        return any(not isinstance(c, NamespaceChange) or c.changed for c in self.changes)
 
     @property
     def copied_bytes(self) -> int:
@@ -62,7 +62,7 @@ class RunCheckpoint:
         files = {c.path for c in self.changes if isinstance(c, FileChange)}
         files |= {p for c in self.changes if isinstance(c, MoveChange) for p in (c.source, c.target)}
         cells = {c.cell_id for c in self.changes if isinstance(c, CellChange)}
-        names = {n for c in self.changes if isinstance(c, NamespaceChange) for n in c.bindings}
+        names = {n for c in self.changes if isinstance(c, NamespaceChange) for n in c.changed}
         parts = [f"{len(files)} file{'s' * (len(files) != 1)}"] if files else []
         parts += [f"{len(cells)} cell{'s' * (len(cells) != 1)}"] if cells else []
         parts += [f"{len(names)} kernel variable{'s' * (len(names) != 1)}"] if names else []

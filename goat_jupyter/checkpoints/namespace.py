@@ -36,10 +36,16 @@ class NamespaceChange:
     mark: int = 0  # the log's count at the end of the run: later user executions are the user's
     after: dict[str, int | None] = field(default_factory=lambda: dict[str, int | None]())
 
+    changed: set[str] = field(default_factory=lambda: set[str]())  # names the call really changed
+
     def settle(self) -> None:
-        """Right after the run: what each name is bound to now (a different binding later = the user)."""
+        """Right after the run: what each name is bound to now (a different binding later = the user),
+        and which names the call really changed (a `df.describe()` changes nothing)."""
         self.after = {name: identity(self.namespace, name) for name in self.bindings}
         self.mark = self.log.added if self.log is not None else 0
+        self.changed = {
+            name for name, before in self.bindings.items() if not _unchanged(self.namespace, name, before)
+        }
 
     @property
     def names(self) -> list[str]:
@@ -61,6 +67,7 @@ def merge(changes: list[NamespaceChange]) -> NamespaceChange | None:
                 if name in change.not_restorable:
                     merged.not_restorable[name] = f"{change.not_restorable[name]} ({change.label})"
         merged.after.update(change.after)
+        merged.changed |= change.changed
     return merged
 
 

@@ -14,6 +14,8 @@ from goat_jupyter.tools.context import Services
 async def own_cells(services: Services, session: SessionState) -> list[CellInfo] | None:
     """The cells of this kernel's notebook as they are now (live when open); None when unknown."""
     bridge = services.bridge
+    if bridge is not None and not bridge.probe:
+        bridge = None  # no frontend ran this cell: the file, without telling the user about the bridge
     try:
         path = (await bridge.owner_path() if bridge is not None else None) or session.notebook_path
         if path is None:

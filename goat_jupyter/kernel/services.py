@@ -138,7 +138,8 @@ class KernelService:
         log = ctx.services.executions
         if log is None or not log.records:
             return []
-        cells = await own_cells(ctx.services, ctx.session)
+        from_cells = any(r.cell_id for r in log.records)  # else no cell can have changed since
+        cells = await own_cells(ctx.services, ctx.session) if from_cells else None
         return binding_notes(log, expression, cells)
 
     async def _notebook_path(self, raw: str | None, ctx: ToolContext) -> Path:

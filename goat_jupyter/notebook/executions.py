@@ -99,9 +99,7 @@ class ExecutionLog:
         by = "goat's RunCell" if record.by_agent else "the user"
         cell = None if cells is None else next((c for c in cells if c.id == record.cell_id), None)
         if record.cell_id is None:
-            return (
-                f"`{name}` was last set by execution [{record.count}] (run by {by}, not from a notebook cell)"
-            )
+            return f"`{name}` was last set by execution [{record.count}] (run by {by})"
         where = cell_label(cell) if cell is not None else f"cell {record.cell_id}"
         text = f"`{name}` was last set by {where}, execution [{record.count}] (run by {by})"
         if cells is not None and cell is None:

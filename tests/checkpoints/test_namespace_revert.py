@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from goat_jupyter.checkpoints.changes import RunCheckpoint
 from goat_jupyter.checkpoints.namespace import merge, restore_namespace
 from goat_jupyter.kernel.namespace_undo import effects, keep_namespace, object_size
 from goat_jupyter.notebook.executions import Execution, ExecutionLog, source_hash
@@ -97,6 +98,10 @@ def test_revert_puts_back_rebinding_deletion_in_place_changes_and_new_names() ->
 def test_what_the_run_did_not_change_is_not_reported_as_restored() -> None:
     namespace: dict[str, object] = {"df": pd.DataFrame({"a": [1]}), "items": [1]}
     change = run(namespace, "print(df.head())\nitems.count(1)")
+    assert change.changed == set()  # type: ignore[attr-defined]
+    checkpoint = RunCheckpoint(1, "inspect")
+    checkpoint.changes.append(change)  # type: ignore[arg-type]
+    assert not checkpoint.changed, "a run that only looked offers no revert"
     assert restore_namespace(merge([change])).restored == []  # type: ignore[list-item]
 
 

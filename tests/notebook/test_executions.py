@@ -57,10 +57,7 @@ def test_binding_notes_name_the_last_execution_and_changes() -> None:
     assert "a cell no longer in the notebook" in (log.binding_note("df", nb[:1]) or "")
     assert log.binding_note("unknown", nb) is None
     log.add(Execution(None, 3, source_hash("df = 1"), frozenset({"df"}), by_agent=True))
-    assert (
-        log.binding_note("df", nb)
-        == "`df` was last set by execution [3] (run by goat's RunCell, not from a notebook cell)"
-    )
+    assert log.binding_note("df", nb) == "`df` was last set by execution [3] (run by goat's RunCell)"
 
 
 def test_bound_names_see_rebinding_deletion_and_same_object_assignment() -> None:

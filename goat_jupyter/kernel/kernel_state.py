@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from goat_jupyter.errors import GoatError
-from goat_jupyter.notebook import CellInfo, FileNotebook
+from goat_jupyter.notebook import CellInfo, FileNotebook, cell_label
 from goat_jupyter.notebook.executions import ExecutionLog, stale_summary
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.context import Services
@@ -33,7 +33,18 @@ def binding_notes(log: ExecutionLog, expression: str, cells: list[CellInfo] | No
     except SyntaxError:
         return []
     names = sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)})
-    return [note for name in names if (note := log.binding_note(name, cells)) is not None]
+    states = {state.cell.id: state for state in log.states(cells)} if cells is not None else {}
+    notes: list[str] = []
+    for name in names:
+        note = log.binding_note(name, cells)
+        if note is None:
+            continue
+        record = log.last_binding(name)
+        state = states.get(record.cell_id or "") if record is not None else None
+        if state is not None and state.before is not None and state.ran == record:
+            note += f"; that cell ran out of order ({cell_label(state.before)} below it ran before it)"
+        notes.append(note)
+    return notes
 
 
 class StaleReminder:

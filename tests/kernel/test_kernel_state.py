@@ -107,8 +107,8 @@ async def test_stale_cells_are_marked_for_the_model(kernel: KernelSession, serve
         "whose source has changed since" in inspected
     )
     assert (
-        f"`b` was last set by cell 2 (id {cells[1]['id']}), execution [{second}] (run by the user)\n"
-        in inspected + "\n"
+        f"`b` was last set by cell 2 (id {cells[1]['id']}), execution [{second}] (run by the user); that cell "
+        f"ran out of order (cell 3 (id {cells[2]['id']}) below it ran before it)" in inspected
     )
 
 

@@ -66,6 +66,8 @@ class Settings(BaseModel):
     max_cost_per_run: float | None = Field(default=None, ge=0)
     max_cost_per_session: float | None = Field(default=None, ge=0)
     max_tokens_per_run: int | None = Field(default=None, ge=1)
+    # "Revert this run": how much a run may copy of kernel objects its code may change in place.
+    revert_memory_mb: float = Field(default=200.0, ge=0)
     permissions: PermissionRules = Field(default_factory=PermissionRules)
     hooks: dict[str, Any] = Field(default_factory=dict)
     mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")

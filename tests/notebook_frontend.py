@@ -13,8 +13,11 @@ from typing import Any, Literal
 from goat_jupyter.notebook.comm_bridge import COMM_TARGET, CommHandle, MessageCallback
 from tests.kernel_harness import KernelSession, Message
 
-Mode = Literal["answer", "close", "silent"]
+# answer: like the labextension; close: no extension (JupyterLab closes the comm); silent: no reply;
+# ack: replies "ok" to every change without applying it (the bug edits must be proven against).
+Mode = Literal["answer", "close", "silent", "ack"]
 CELL_TYPES = ("code", "markdown", "raw")
+CHANGES = ("insert_cell", "replace_cell", "delete_cell", "set_outputs")
 
 
 def new_cell(
@@ -70,12 +73,14 @@ class FakeNotebookFrontend:
             self.opened.append(msg)
             if self.mode == "close":
                 kernel.close_comm(content["comm_id"])
-        elif kind == "comm_msg" and self.mode == "answer":
+        elif kind == "comm_msg" and self.mode in ("answer", "ack"):
             kernel.send_comm(content["comm_id"], self.answer(content["data"]))
 
     def answer(self, request: Message) -> Message:
         """The reply the labextension would send: `{id, ok: true, ...}` or `{id, ok: false, error}`."""
         self.requests.append(copy.deepcopy(request))
+        if self.mode == "ack" and request.get("op") in CHANGES:
+            return {"id": request.get("id"), "ok": True, "cell_id": uuid.uuid4().hex[:8], "index": 0}
         handler = getattr(self, f"_op_{request.get('op')}", None)
         try:
             if handler is None:
@@ -194,7 +199,7 @@ class LoopbackComm:
 
     def send(self, data: Message) -> None:
         self.sent.append(data)
-        if self.frontend.mode != "answer":
+        if self.frontend.mode not in ("answer", "ack"):
             return
         reply: Message = {"content": {"comm_id": "loopback", "data": self.frontend.answer(data)}}
         if self.from_thread:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from goat_jupyter.checkpoints.files import Budget, PathState
+from goat_jupyter.checkpoints.namespace import NamespaceChange
 from goat_jupyter.notebook import CellInfo
 
 
@@ -35,7 +36,7 @@ class CellChange:
     after: str | None = None  # insert/replace: cell_hash of what goat wrote
 
 
-Change = FileChange | MoveChange | CellChange
+Change = FileChange | MoveChange | CellChange | NamespaceChange
 
 
 @dataclass
@@ -51,14 +52,20 @@ class RunCheckpoint:
 
     @property
     def changed(self) -> bool:
-        return bool(self.changes)
+        return any(not isinstance(c, NamespaceChange) or c.changed for c in self.changes)
+
+    @property
+    def copied_bytes(self) -> int:
+        return sum(c.copied_bytes for c in self.changes if isinstance(c, NamespaceChange))
 
     def summary(self) -> str:
         files = {c.path for c in self.changes if isinstance(c, FileChange)}
         files |= {p for c in self.changes if isinstance(c, MoveChange) for p in (c.source, c.target)}
         cells = {c.cell_id for c in self.changes if isinstance(c, CellChange)}
+        names = {n for c in self.changes if isinstance(c, NamespaceChange) for n in c.changed}
         parts = [f"{len(files)} file{'s' * (len(files) != 1)}"] if files else []
         parts += [f"{len(cells)} cell{'s' * (len(cells) != 1)}"] if cells else []
+        parts += [f"{len(names)} kernel variable{'s' * (len(names) != 1)}"] if names else []
         return "This run changed " + " and ".join(parts or ["nothing that can be reverted"]) + "."
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from goat_jupyter.checkpoints.changes import CellChange, Change, FileChange, MoveChange, RevertReport
 from goat_jupyter.checkpoints.files import fingerprint, restore
+from goat_jupyter.checkpoints.namespace import NamespaceChange, merge, restore_namespace
 from goat_jupyter.notebook import CellInfo, FileNotebook, NotebookBackend
 from goat_jupyter.notebook.live_notebook import LiveNotebook
 from goat_jupyter.notebook.select import NotebookService, cell_hash
@@ -19,6 +20,8 @@ def describe(change: Change) -> str:
         return str(change.path)
     if isinstance(change, MoveChange):
         return f"{change.source} -> {change.target}"
+    if isinstance(change, NamespaceChange):
+        return f"kernel variables of {change.label}"
     return f"cell {change.cell_id} of {change.notebook.name}"
 
 
@@ -36,6 +39,8 @@ class Reverter:
             self._file(change)
         elif isinstance(change, MoveChange):
             self._move(change)
+        elif isinstance(change, NamespaceChange):
+            return  # all of a run's at once: `namespace`
         else:
             await self._cell(change, await self._backend(change.notebook))
 
@@ -52,6 +57,16 @@ class Reverter:
             restore(change.path, change.before)
             verb = "removed" if change.before.kind == "absent" else "restored"
             self.report.done.append(f"{verb} {change.path}")
+
+    def namespace(self, changes: list[NamespaceChange]) -> None:
+        """The kernel variables the run's RunCell / KernelInspect calls changed, back as before the run."""
+        merged = merge(changes)
+        if merged is None:
+            return
+        outcome = restore_namespace(merged)
+        self.report.done.extend(outcome.restored)
+        self.report.skipped.extend(outcome.left)
+        self.report.not_undone.extend(outcome.not_restored)
 
     def _move(self, change: MoveChange) -> None:
         if os.path.lexists(change.source) or fingerprint(change.target) != change.after:

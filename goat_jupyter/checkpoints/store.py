@@ -22,6 +22,7 @@ from goat_jupyter.checkpoints.changes import MoveChange as MoveChange
 from goat_jupyter.checkpoints.changes import RevertReport as RevertReport
 from goat_jupyter.checkpoints.changes import RunCheckpoint as RunCheckpoint
 from goat_jupyter.checkpoints.files import PathState, capture, fingerprint
+from goat_jupyter.checkpoints.namespace import NamespaceChange
 from goat_jupyter.notebook import CellInfo, find_cell
 from goat_jupyter.notebook.select import NotebookService, cell_hash
 from goat_jupyter.permissions.point import CallTool
@@ -32,8 +33,9 @@ FILE_FIELDS = {"Write": "file_path", "Edit": "file_path", "Delete": "path"}
 NOT_UNDOABLE_WHY = {
     "Bash": "shell commands' effects cannot be undone",
     "RunCode": "effects of code run in the sandbox cannot be undone",
-    "RunCell": "variables and other effects of code run in the kernel stay",
-    "KernelInspect": "effects of expressions evaluated in the kernel stay",
+    "RunCell": "files it wrote, network calls, objects changed through functions it called and "
+    "anything else outside the kernel's variables stay",
+    "KernelInspect": "files it wrote, network calls and anything outside the kernel's variables stay",
 }
 DID_NOT_RUN = {"INVALID_INPUT", "INVALID_PATH", "PERMISSION_DENIED", "UNKNOWN_TOOL"}
 _log = logging.getLogger(__name__)
@@ -69,6 +71,16 @@ class Checkpoints:
 
     def end(self) -> None:
         self.current = None
+
+    def keep(self, change: NamespaceChange) -> None:
+        """The kernel variables a RunCell / KernelInspect call may change (kernel/namespace_undo.py)."""
+        if self.current is not None:
+            self.current.changes.append(change)
+
+    def copy_budget_left(self, budget_bytes: int) -> int:
+        """What the current run may still copy of objects its code may change in place."""
+        used = self.current.copied_bytes if self.current is not None else 0
+        return max(0, budget_bytes - used)
 
     def last_revertible(self) -> RunCheckpoint | None:
         return next((run for run in reversed(self.runs) if run.changed and not run.reverted), None)
@@ -142,6 +154,7 @@ class Checkpoints:
                 await reverter.revert(change)
             except Exception as exc:  # one failure must not stop the rest
                 report.skipped.append(f"{describe(change)}: could not be restored ({exc})")
+        reverter.namespace([c for c in run.changes if isinstance(c, NamespaceChange)])
         await reverter.save()
         run.reverted = True
         return report

@@ -12,10 +12,12 @@ import ast
 import asyncio
 import contextvars
 import inspect
+import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextlib import contextmanager
-from types import CodeType, TracebackType
+from types import CodeType, FrameType, TracebackType
 from typing import Any, TypeVar, cast
 
 from IPython.core.displaypub import DisplayPublisher
@@ -183,6 +185,40 @@ async def captured(shell: Any, sink: OutputSink, work: Callable[[], Awaitable[T]
         return await task
 
 
+@contextmanager
+def interruptible() -> Generator[None, None, None]:
+    """Let Stop reach user code that blocks the loop (a `time.sleep` loop): ipykernel's handler only
+    schedules the cell's cancellation on the loop, which a blocking cell never yields to. While the
+    agent's code runs synchronously, SIGINT raises KeyboardInterrupt inside it, as in a plain cell;
+    at any other moment (the code awaits, the agent waits) ipykernel's handler runs as before."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        if _runs_user_code(frame):
+            raise KeyboardInterrupt
+        if callable(previous):
+            previous(signum, frame)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _runs_user_code(frame: FrameType | None) -> bool:
+    """Whether `_run` is on the stack: a KeyboardInterrupt raised here then unwinds into our handlers
+    (never into the event loop, which it would stop)."""
+    while frame is not None:
+        if frame.f_code is _run.__code__:
+            return True
+        frame = frame.f_back
+    return False
+
+
 async def run_source(shell: Any, source: str, sink: OutputSink, count: int | None) -> None:
     """Execute a cell's source like IPython would; outputs and any exception end up in `sink`."""
     filename = "<goat RunCell>"
@@ -211,7 +247,11 @@ async def run_source(shell: Any, source: str, sink: OutputSink, count: int | Non
 async def evaluate(shell: Any, expression: str) -> object:
     """The value of one expression in the user namespace (SyntaxError for anything else)."""
     flags = shell.compile.flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-    return await _run(_compile(expression, "<KernelInspect>", "eval", flags), shell)
+    code = _compile(expression, "<KernelInspect>", "eval", flags)
+    try:
+        return await _run(code, shell)
+    except KeyboardInterrupt:  # Stop while the expression blocked: end like a cancelled await
+        raise asyncio.CancelledError from None
 
 
 def _compile(source: str | ast.Module | ast.Expression, filename: str, mode: str, flags: int) -> CodeType:

@@ -85,9 +85,11 @@ def _warm_up(loop: asyncio.AbstractEventLoop | None) -> None:
 
 
 def load(ip: Any) -> None:
+    from goat_jupyter.kernel import executions
     from goat_jupyter.ui import comm_idle
 
     comm_idle.install(getattr(ip, "kernel", None))  # widget value changes during a running cell
+    executions.install(ip)  # what the kernel runs from now on: cell id, count, source hash, names
     for transform in (transform_goat_cell, transform_undo):
         if transform not in ip.input_transformers_cleanup:
             ip.input_transformers_cleanup.append(transform)

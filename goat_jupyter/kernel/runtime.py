@@ -11,6 +11,8 @@ from typing import Any
 from goat_jupyter.agent.llm import LLMClient, llm_client_for
 from goat_jupyter.agent.loop import Agent, RunResult
 from goat_jupyter.agent.session import Session, list_sessions, load_session
+from goat_jupyter.kernel import executions
+from goat_jupyter.kernel.kernel_state import StaleReminder
 from goat_jupyter.kernel.services import kernel_service
 from goat_jupyter.mcp import McpManager, attach_mcp
 from goat_jupyter.notebook.select import live_notebook_service
@@ -66,6 +68,7 @@ class GoatRuntime:
     mcp: McpManager | None = None  # kept across sessions, like the servers it runs
     policy: PermissionPolicy | None = None
     hooks: Hooks = field(default_factory=HookRunner)  # settings hooks + hooks registered from Python
+    stale: StaleReminder = field(default_factory=StaleReminder)
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
@@ -92,6 +95,7 @@ class GoatRuntime:
         services.mcp = self.mcp = attach_mcp(self.mcp, self.registry, self.session)
         services.bridge = services.bridge or live_notebook_service()  # None outside a kernel
         services.kernel = services.kernel or kernel_service()
+        services.executions = services.executions or executions.LOG
 
     def start_background_services(self) -> None:
         """Begin what connects in the background (MCP servers) as soon as the extension loads."""
@@ -156,6 +160,7 @@ class GoatRuntime:
                 executor.emit(Notice(text, "info"))  # redacted: a server's error may quote the env
 
             await self.mcp_manager().wait_ready(notify=notify)  # the first turn sees MCP tools
+            await self.stale.remind(self.services, self.session)  # cells edited since they ran, ...
             return await agent.run(prompt)
         except asyncio.CancelledError:
             await self.session.tasks.stop_all()

@@ -5,15 +5,20 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import contextvars
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from goat_jupyter.checkpoints.namespace import NamespaceChange
 from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
+from goat_jupyter.kernel.executions import bound_names, record, snapshot
+from goat_jupyter.kernel.kernel_state import binding_notes, own_cells
+from goat_jupyter.kernel.namespace_undo import keep_for_revert
 from goat_jupyter.kernel.summary import summarize
-from goat_jupyter.notebook import CellInfo, NotebookBackend, find_cell
+from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Attachment, ToolContext, ToolOutput
 from goat_jupyter.tools.notebook_live import choose_backend, notebook_service, resolve_notebook
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
 MAX_IMAGES = 10
 MAX_IMAGE_SIDE = 1024  # cell outputs (plots) reach the model at most this many pixels on the long side
 MAX_ERROR_OUTPUT_CHARS = 28_000  # like Bash: head and tail of long output
+PARTIAL_WRITE_S = 2.0  # after a Stop, how long the interrupted cell's outputs may take to land
 _IMAGE_KINDS = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
@@ -38,7 +44,7 @@ class KernelService:
         self.shell = shell
 
     async def run_cell(self, args: RunCellInput, ctx: ToolContext) -> ToolOutput:
-        from goat_jupyter.kernel.capture import OutputSink, captured
+        from goat_jupyter.kernel.capture import OutputSink, captured, interruptible
 
         path = await self._notebook_path(args.notebook_path, ctx)
         backend = await choose_backend(path, ctx)
@@ -47,12 +53,21 @@ class KernelService:
         cell = self._runnable(find_cell(await backend.list_cells(), args.cell_id, where=str(path)), ctx)
         count = self._next_execution_count()
         sink = OutputSink(on_text=_progress_sink(ctx))
-        await captured(self.shell, sink, lambda: self._run_drawing(cell.source, sink, count))
+        before = snapshot(self.shell.user_ns)
+        kept = keep_for_revert(self.shell.user_ns, cell.source, f"RunCell {cell_label(cell)}", ctx)
+        try:
+            with interruptible():
+                await captured(self.shell, sink, lambda: self._run_drawing(cell.source, sink, count))
+        except asyncio.CancelledError:  # Stop: the cell keeps what it printed up to the interrupt
+            self._record(cell, count, before, kept)
+            await _write_partial_outputs(backend, cell, sink.outputs, count)
+            raise
+        self._record(cell, count, before, kept)
         await _write_outputs(backend, cell, sink.outputs, count)
         if not backend.live:
             ctx.session.file_reads.record(path)
         text, attachments = outputs_for_model(sink.outputs)
-        where = f"cell {cell.id} (index {cell.index}) of {path}"
+        where = f"{cell_label(cell)} of {path}"
         failed = sink.first_error()
         if failed is not None:
             raise ToolExecutionError(
@@ -76,6 +91,14 @@ class KernelService:
         backend = await choose_backend(path, ctx)
         return find_cell(await backend.list_cells(), args.cell_id, where=str(path)).source
 
+    def _record(
+        self, cell: CellInfo, count: int, before: dict[str, int], kept: NamespaceChange | None
+    ) -> None:
+        names = bound_names(before, self.shell.user_ns, cell.source)
+        record(cell.id, count, cell.source, names, by_agent=True)
+        if kept is not None:
+            kept.settle()
+
     async def _run_drawing(self, source: str, sink: OutputSink, count: int) -> None:
         """Run the source, then publish the figures it drew as its own outputs (not the %%goat cell's)."""
         from goat_jupyter.kernel.capture import run_source
@@ -86,11 +109,15 @@ class KernelService:
         flush_figures(sink, before)
 
     async def inspect(self, args: KernelInspectInput, ctx: ToolContext) -> ToolOutput:
-        from goat_jupyter.kernel.capture import OutputSink, captured, evaluate
+        from goat_jupyter.kernel.capture import OutputSink, captured, evaluate, interruptible
 
         sink = OutputSink()
+        kept = keep_for_revert(
+            self.shell.user_ns, args.expression, f"KernelInspect {args.expression[:60]}", ctx
+        )
         try:
-            value = await captured(self.shell, sink, lambda: evaluate(self.shell, args.expression))
+            with interruptible():
+                value = await captured(self.shell, sink, lambda: evaluate(self.shell, args.expression))
         except SyntaxError as exc:
             raise InvalidInputError(
                 f"{args.expression!r} is not a Python expression ({exc.msg}). KernelInspect evaluates one "
@@ -100,11 +127,26 @@ class KernelService:
             raise ToolExecutionError(
                 f"Evaluating {args.expression!r} raised {type(exc).__name__}: {exc}"
             ) from None
+        finally:
+            if kept is not None:
+                kept.settle()
         text = summarize(value)
+        notes = await self._binding_notes(args.expression, ctx)
+        if notes:
+            text += "\n\n" + "\n".join(notes)
         printed, _ = outputs_for_model(sink.outputs)
         if printed:
             text += f"\n\nOutput while evaluating:\n{printed}"
         return ToolOutput(text, metadata={"expression": args.expression, "type": type(value).__name__})
+
+    async def _binding_notes(self, expression: str, ctx: ToolContext) -> list[str]:
+        """Which execution last bound each name the expression reads (and if its cell changed since)."""
+        log = ctx.services.executions
+        if log is None or not log.records:
+            return []
+        from_cells = any(r.cell_id for r in log.records)  # else no cell can have changed since
+        cells = await own_cells(ctx.services, ctx.session) if from_cells else None
+        return binding_notes(log, expression, cells)
 
     async def _notebook_path(self, raw: str | None, ctx: ToolContext) -> Path:
         path = await resolve_notebook(raw, ctx)
@@ -155,6 +197,14 @@ async def _write_outputs(backend: NotebookBackend, cell: CellInfo, outputs: list
             f"Cell {cell.id} ran, but its outputs could not be written into {backend.path}: {exc.message}",
             output=outputs_for_model(outputs)[0],
         ) from None
+
+
+async def _write_partial_outputs(
+    backend: NotebookBackend, cell: CellInfo, outputs: list[Output], count: int
+) -> None:
+    """Best effort and bounded: a Stop must end the run even when the notebook does not answer."""
+    with contextlib.suppress(GoatError, asyncio.TimeoutError):
+        await asyncio.wait_for(_write_outputs(backend, cell, outputs, count), PARTIAL_WRITE_S)
 
 
 def _progress_sink(ctx: ToolContext) -> Callable[[str], None]:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from goat_jupyter.notebook.bridge import CellInfo, CellType, NotebookBackend, find_cell
+from goat_jupyter.notebook.bridge import (
+    CellInfo,
+    CellType,
+    NotebookBackend,
+    address_label,
+    cell_label,
+    find_cell,
+)
 from goat_jupyter.notebook.file_bridge import FileNotebook, load_notebook
 
 __all__ = [
@@ -10,6 +17,8 @@ __all__ = [
     "CellType",
     "FileNotebook",
     "NotebookBackend",
+    "address_label",
+    "cell_label",
     "find_cell",
     "load_notebook",
 ]

@@ -75,6 +75,19 @@ class NotebookBackend(Protocol):
     async def save(self) -> None: ...
 
 
+def cell_label(cell: CellInfo, total: int | None = None) -> str:
+    """How the approval, tool results and transcript all name a cell: the number a person counts
+    in JupyterLab (1-based, from the top) and its id; `cell-N` addresses stay 0-based indexes."""
+    of = f" of {total}" if total is not None else ""
+    return f"cell {cell.index + 1}{of} (id {cell.id})"
+
+
+def address_label(ref: str) -> str:
+    """A cell reference as the model wrote it, in the same numbering: `cell-2` is cell 3."""
+    match = _INDEX_REF.fullmatch(ref.strip())
+    return f"cell {int(match.group(1)) + 1}" if match else f"cell {ref}"
+
+
 def find_cell(cells: Sequence[CellInfo], ref: str, *, where: str = "the notebook") -> CellInfo:
     """A cell by real id, else by `cell-N` index; an error that says how to find ids otherwise."""
     for cell in cells:

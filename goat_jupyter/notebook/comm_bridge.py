@@ -19,7 +19,9 @@ from goat_jupyter.errors import (
 )
 
 COMM_TARGET = "goat.notebook"
-HELLO_TIMEOUT_S = 1.0  # JupyterLab answers in 20-50 ms, or closes the comm at once without the extension
+# JupyterLab answers in 20-50 ms, or closes the comm at once without the extension; a tab whose main
+# thread is busy (a long render) answers only when it is free, so the wait is long enough for that.
+HELLO_TIMEOUT_S = 5.0
 REQUEST_TIMEOUT_S = 15.0
 Message = dict[str, Any]
 MessageCallback = Callable[[Message], None]

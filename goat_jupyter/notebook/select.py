@@ -89,6 +89,7 @@ class NotebookService:
         self.running_cell_id: str | None = None
         self.probe = True  # False when no frontend that could answer ran the cell (nbclient, console)
         self.told = False
+        self.fallback_told: set[str] = set()  # sessions whose model was told edits went to the file
         self._bridge: CommBridge | None = None
         self._placed: dict[str, str] = {}  # notebook -> last cell put below the running cell this run
 
@@ -109,7 +110,7 @@ class NotebookService:
     def fork(self) -> NotebookService:
         """A service with its own comm (for a revert started by a click), sharing reads and notices."""
         other = NotebookService(self._factory, notify=self.notify, kernel_dir=self.kernel_dir)
-        other.reads, other.told = self.reads, True
+        other.reads, other.told, other.fallback_told = self.reads, True, self.fallback_told
         return other
 
     @property
@@ -147,6 +148,13 @@ class NotebookService:
     async def is_open(self, path: str | Path) -> bool:
         """Whether the frontend has `path` open (Write refuses such notebooks)."""
         return await self._frontend_path(Path(path)) is not None
+
+    @property
+    def fallback_reason(self) -> str | None:
+        """Why the frontend that ran the cell did not answer (the files are used instead); None when
+        it did, or when no frontend ran it (headless: the file is the notebook)."""
+        bridge = self._bridge
+        return bridge.absent_reason or None if bridge is not None and bridge.state == "absent" else None
 
     async def backend_for(self, path: Path) -> NotebookBackend:
         """The live notebook when the frontend has it open, else the .ipynb file."""

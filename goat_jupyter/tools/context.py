@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pydantic import BaseModel
 
 from goat_jupyter.errors import InvalidPathError, NotAvailableError
+from goat_jupyter.notebook.executions import ExecutionLog
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.permissions.point import CallTool
 from goat_jupyter.state import SessionState
@@ -97,6 +98,7 @@ class Services:
     subagents: SubagentAccess | None = None
     teams: TeamAccess | None = None
     checkpoints: CallRecorder | None = None  # "Revert this run" before-images
+    executions: ExecutionLog | None = None  # what the kernel ran (Read and KernelInspect mark stale cells)
 
 
 _T = TypeVar("_T")

@@ -9,12 +9,14 @@ from pydantic import Field
 
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.file_lock import locked_async
-from goat_jupyter.notebook import CellInfo, NotebookBackend, find_cell
+from goat_jupyter.notebook import CellInfo, NotebookBackend, address_label, cell_label, find_cell
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.notebook_landed import Expected, echo, read_back
 from goat_jupyter.tools.notebook_live import (
     check_unchanged,
     choose_backend,
     default_anchor,
+    fallback_note,
     goat_metadata,
     placed_below,
     remember_write,
@@ -39,7 +41,7 @@ class NotebookEditTool(Tool[NotebookEditInput]):
     side_effect = "mutating"
 
     def title_for(self, args: NotebookEditInput) -> str:
-        target = args.cell_id or "top"
+        target = address_label(args.cell_id) if args.cell_id else "top"
         return f"NotebookEdit {args.edit_mode} {target} in {args.notebook_path}"
 
     async def precheck(self, args: NotebookEditInput, ctx: ToolContext) -> None:
@@ -81,14 +83,23 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         else:
             message, cell = await _replace(backend, args, target, stamp)
         await backend.save()
+        new_source = None if args.edit_mode == "delete" else args.new_source
+        landed = await read_back(backend, Expected(cell["cell_id"], new_source, cell["cell_type"]))
         if not backend.live:
             ctx.session.file_reads.record(path)
-        new_source = None if args.edit_mode == "delete" else args.new_source
         remember_write(ctx, backend, cell["cell_id"], cell["cell_type"], new_source)
         if below_running and target is not None:
             placed_below(ctx, path, cell["cell_id"])
-        metadata = {"notebook_path": str(path), "edit_mode": args.edit_mode, "live": backend.live, **cell}
-        return ToolOutput(message, metadata=metadata)
+        metadata: dict[str, Any] = {
+            "notebook_path": str(path),
+            "edit_mode": args.edit_mode,
+            "live": backend.live,
+            **cell,
+        }
+        if landed is not None:
+            metadata["cell_number"] = landed.index + 1
+            message = f"{message}\n{echo(landed)}"
+        return ToolOutput(message + fallback_note(ctx, backend), metadata=metadata)
 
 
 def _check_arguments(path: Path, args: NotebookEditInput) -> None:
@@ -107,14 +118,14 @@ async def _insert(
     new_id = await backend.insert_cell(
         after.id if after else None, cell_type, args.new_source, metadata=stamp
     )
-    place = f"after cell {after.id} (index {after.index})" if after else "at the top"
+    place = f"after {cell_label(after)}" if after else "at the top"
     message = f"Inserted a new {cell_type} cell with id {new_id} {place} of {backend.path}."
     return message, {"cell_id": new_id, "cell_type": cell_type}
 
 
 async def _delete(backend: NotebookBackend, target: CellInfo) -> tuple[str, dict[str, str]]:
     await backend.delete_cell(target.id)
-    message = f"Deleted {target.cell_type} cell {target.id} (index {target.index}) from {backend.path}."
+    message = f"Deleted {target.cell_type} {cell_label(target)} from {backend.path}."
     return message, {"cell_id": target.id, "cell_type": target.cell_type}
 
 
@@ -123,7 +134,7 @@ async def _replace(
 ) -> tuple[str, dict[str, str]]:
     await backend.replace_cell(target.id, args.new_source, cell_type=args.cell_type, metadata=stamp)
     new_type = args.cell_type or target.cell_type
-    message = f"Replaced the source of cell {target.id} (index {target.index}) in {backend.path}"
+    message = f"Replaced the source of {cell_label(target)} in {backend.path}"
     if new_type != target.cell_type:
         message += f"; it is now a {new_type} cell (was {target.cell_type})"
     if new_type == "code":

@@ -24,6 +24,21 @@ async def choose_backend(path: Path, ctx: ToolContext) -> NotebookBackend:
     return await service.backend_for(path)
 
 
+def fallback_note(ctx: ToolContext, backend: NotebookBackend) -> str:
+    """Said in the result when the file on disk was edited only because no frontend answered (once
+    per conversation: the model keeps it in its history, the user was told by a notice)."""
+    service = notebook_service(ctx)
+    reason = None if service is None or backend.live else service.fallback_reason
+    if service is None or not reason or ctx.session.session_id in service.fallback_told:
+        return ""
+    service.fallback_told.add(ctx.session.session_id)
+    return (
+        f"\nThis edited {backend.path} on disk, not the live notebook: the live bridge is not available "
+        f"({reason}). If the notebook is open in JupyterLab, the user must use File > Reload Notebook "
+        "from Disk to see it, and saving before that would overwrite it."
+    )
+
+
 async def resolve_notebook(raw: str | None, ctx: ToolContext) -> Path | None:
     """The notebook a tool names, or by default the one this kernel belongs to (None if unknown)."""
     if raw:
@@ -46,12 +61,20 @@ async def read_live_notebook(path: Path, ctx: ToolContext) -> ToolOutput | None:
         "cells": [cell_json(cell) for cell in cells],
         "metadata": {"language_info": {"name": "python"}} if own else {},
     }
-    view = render_notebook(notebook, path=None)
+    view = render_notebook(notebook, path=None, kernel=kernel_states(ctx, cells) if own else None)
     state = "with unsaved changes" if backend.dirty else "saved"
     head = f"{path} is open in JupyterLab; this is its live state ({state})."
     text = view.text.replace("Notebook (live):", "Notebook:", 1)
     meta = {"path": str(path), "cell_count": view.cell_count, "live": True, "dirty": backend.dirty}
     return ToolOutput(f"{head}\n{text}", metadata=meta, attachments=view.attachments)
+
+
+def kernel_states(ctx: ToolContext, cells: list[CellInfo]) -> dict[str, str] | None:
+    """Per code cell, what the kernel ran of it (None before goat saw any execution)."""
+    log = ctx.services.executions
+    if log is None or not log.records:
+        return None
+    return {state.cell.id: state.describe() for state in log.states(cells)}
 
 
 def cell_json(cell: CellInfo) -> dict[str, Any]:

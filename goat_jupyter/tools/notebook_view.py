@@ -58,13 +58,17 @@ def read_notebook_file(path: Path) -> ToolOutput:
     return ToolOutput(view.text, metadata=meta, attachments=view.attachments)
 
 
-def render_notebook(nb: Mapping[str, Any], *, path: Path | None = None) -> NotebookView:
-    """The model's view of a notebook dict; the live bridge can pass its model's JSON here too."""
+def render_notebook(
+    nb: Mapping[str, Any], *, path: Path | None = None, kernel: Mapping[str, str] | None = None
+) -> NotebookView:
+    """The model's view of a notebook dict; the live bridge can pass its model's JSON here too.
+
+    `kernel`: per cell id, the cell's state against what the kernel ran (edited since it ran, ...)."""
     cells: Sequence[Mapping[str, Any]] = nb.get("cells") or []
     view = NotebookView("", cell_count=len(cells))
     parts = [f"Notebook {path or '(live)'}: {len(cells)} cells, language {_language(nb)}."]
     for index, cell in enumerate(cells):
-        parts.append(_render_cell(index, cell, view, path))
+        parts.append(_render_cell(index, cell, view, path, (kernel or {}).get(str(cell.get("id")))))
     view.text = "\n\n".join(parts)
     return view
 
@@ -82,12 +86,16 @@ def _joined(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _render_cell(index: int, cell: Mapping[str, Any], view: NotebookView, path: Path | None) -> str:
+def _render_cell(
+    index: int, cell: Mapping[str, Any], view: NotebookView, path: Path | None, kernel: str | None = None
+) -> str:
     cell_id = str(cell.get("id") or f"cell-{index}")
     cell_type = str(cell.get("cell_type", "code"))
     attrs = f'index="{index}" id="{cell_id}" type="{cell_type}"'
     if cell_type == "code" and cell.get("execution_count") is not None:
         attrs += f' execution_count="{cell["execution_count"]}"'
+    if kernel:
+        attrs += f' kernel="{kernel}"'
     text = f"<cell {attrs}>\n{_joined(cell.get('source'))}\n</cell>"
     outputs: Sequence[Mapping[str, Any]] = cell.get("outputs") or []
     if cell_type != "code" or not outputs:

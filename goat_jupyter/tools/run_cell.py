@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from goat_jupyter.notebook import address_label
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import required
 
@@ -20,7 +21,7 @@ class RunCellTool(Tool[RunCellInput]):
     max_output_chars = 30_000
 
     def title_for(self, args: RunCellInput) -> str:
-        return f"Run cell {args.cell_id}"
+        return f"Run {address_label(args.cell_id)}"
 
     async def approval_code(self, args: RunCellInput, ctx: ToolContext) -> str | None:
         """The cell's source now: "allow for session" covers that source, not the cell id."""

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goat_jupyter.ui import style
 from goat_jupyter.ui.html import diff_html
@@ -22,6 +22,9 @@ MAX_ARGS_CHARS = 20_000
 DIFF_TOOLS = frozenset({"Edit", "Write", "NotebookEdit"})
 CODE_FIELDS = ("code", "expression", "command")
 SCROLL_BOX = "max-height:30em;overflow:auto"
+
+if TYPE_CHECKING:
+    from goat_jupyter.notebook import CellInfo
 
 
 class NoPreviewError(Exception):
@@ -53,6 +56,8 @@ async def build_preview(tool_name: str, args: dict[str, Any], cwd: Path, noteboo
     try:
         if tool_name == "RunCell" and notebook is not None:
             return await run_cell_preview(args, cwd, notebook)
+        if tool_name == "NotebookEdit":
+            return diff_preview(await notebook_diff(args, cwd, notebook))
         if tool_name in DIFF_TOOLS:
             return diff_preview(await asyncio.to_thread(proposed_diff, tool_name, args, cwd))
         return _plain_preview(tool_name, args)
@@ -79,7 +84,7 @@ def diff_preview(diff: str) -> Preview:
 async def run_cell_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Preview:
     """The cell RunCell would run: its source and the number JupyterLab shows (1-based); the
     frontend scrolls to it and highlights it."""
-    from goat_jupyter.notebook import find_cell
+    from goat_jupyter.notebook import cell_label, find_cell
 
     raw = args.get("notebook_path")
     path = resolve(str(raw), cwd) if raw else await notebook.owner_path()
@@ -90,7 +95,7 @@ async def run_cell_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Pr
     cell = find_cell(cells, str(args.get("cell_id", "")), where=path.name)
     if backend.live:
         await reveal(notebook, cell.id)
-    where = f"Cell {cell.index + 1} of {len(cells)} in {path.name}"
+    where = f"{cell_label(cell, len(cells)).capitalize()} in {path.name}"
     html = (
         f'<div style="{style.NOTE}">{escape(where)}</div><pre style="{style.PRE}">{escape(cell.source)}</pre>'
     )
@@ -134,14 +139,25 @@ def _plain_preview(tool_name: str, args: dict[str, Any]) -> Preview:
     return Preview("", "")
 
 
-def proposed_diff(tool_name: str, args: dict[str, Any], cwd: Path) -> str:
-    """The unified diff the call would make (Edit, Write, NotebookEdit)."""
+async def notebook_diff(args: dict[str, Any], cwd: Path, notebook: Any) -> str:
+    """A NotebookEdit's diff against the cell as it is now: the live one in JupyterLab (unsaved edits
+    included, and a never-saved notebook too), else the .ipynb file."""
     from goat_jupyter.tools.edit import unified_diff
 
-    if tool_name == "NotebookEdit":
-        path = resolve(str(args.get("notebook_path", "")), cwd)
-        before, after, label = notebook_change(path, args)
-        return unified_diff(Path(f"{path} ({label})"), before, after)
+    path = resolve(str(args.get("notebook_path", "")), cwd)
+    backend = None if notebook is None else await notebook.backend_for(path)
+    if backend is not None and backend.live:
+        cells = await backend.list_cells()
+    else:
+        cells = await asyncio.to_thread(file_cells, path)
+    before, after, label = notebook_change(cells, args, path)
+    return unified_diff(Path(f"{path} ({label})"), before, after)
+
+
+def proposed_diff(tool_name: str, args: dict[str, Any], cwd: Path) -> str:
+    """The unified diff an Edit or Write would make."""
+    from goat_jupyter.tools.edit import unified_diff
+
     path = resolve(str(args.get("file_path", "")), cwd)
     before = current_text(path)
     if tool_name == "Write":
@@ -180,22 +196,27 @@ def edited_text(path: Path, before: str | None, args: dict[str, Any]) -> str:
         raise NoPreviewError(f"{exc.message.split(';')[0]}, so this Edit will fail.") from None
 
 
-def notebook_change(path: Path, args: dict[str, Any]) -> tuple[str, str, str]:
-    """(source before, source after, which cell) for a NotebookEdit, from the .ipynb file."""
-    from goat_jupyter.notebook import CellInfo, find_cell, load_notebook
+def file_cells(path: Path) -> list[CellInfo]:
+    from goat_jupyter.notebook import CellInfo, load_notebook
 
     notebook = load_notebook(path)
-    cells = [
+    return [
         CellInfo(str(cell.get("id", f"cell-{index}")), index, cell.cell_type, str(cell.source))
         for index, cell in enumerate(notebook.cells)
     ]
+
+
+def notebook_change(cells: list[CellInfo], args: dict[str, Any], path: Path) -> tuple[str, str, str]:
+    """(source before, source after, which cell) for a NotebookEdit of these cells."""
+    from goat_jupyter.notebook import cell_label, find_cell
+
     mode = str(args.get("edit_mode") or "replace")
     cell_id = args.get("cell_id")
     target = find_cell(cells, str(cell_id), where=str(path)) if cell_id else None
     new_source = str(args.get("new_source", ""))
     if mode == "insert" or target is None:
-        where = f"after {target.id}" if target else "at the top"
+        where = f"after {cell_label(target)}" if target else "at the top"
         return "", new_source, f"new {args.get('cell_type') or 'code'} cell {where}"
     if mode == "delete":
-        return target.source, "", f"delete cell {target.id}"
-    return target.source, new_source, f"cell {target.id}"
+        return target.source, "", f"delete {cell_label(target, len(cells))}"
+    return target.source, new_source, cell_label(target, len(cells))

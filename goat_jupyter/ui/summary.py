@@ -56,7 +56,8 @@ def _by_metadata(name: str, meta: dict[str, Any]) -> str:
     if name == "Glob" and isinstance(meta.get("count"), int):
         return plural(cast(int, meta["count"]), "file")
     if name == "NotebookEdit" and isinstance(meta.get("edit_mode"), str):
-        return f"{meta['edit_mode']} cell {meta.get('cell_id', '')}".strip()
+        number = meta.get("cell_number")
+        return f"{meta['edit_mode']} cell {number if isinstance(number, int) else meta.get('cell_id', '')}".strip()
     return ""
 
 

@@ -76,7 +76,9 @@ def _human_input(name: str, args: dict[str, Any], base: str) -> str:
     if name == "ExitPlanMode":
         return first_line(str(args.get("plan", "")), MAX_INPUT_CHARS).lstrip("# ")
     if name == "RunCell":
-        return f"cell {args.get('cell_id', '')}"
+        from goat_jupyter.notebook import address_label
+
+        return address_label(str(args.get("cell_id", "")))
     if isinstance(value, str) and value:
         if key in PATH_ARGUMENTS:
             return _relative_path(value, base)

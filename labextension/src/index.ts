@@ -10,6 +10,7 @@ import { settingsPanelPlugin } from './settings_panel';
 import { decorateCells } from './cells_ui';
 import { dropStaleWidgets } from './goat_outputs';
 import { cellActionsPlugin } from './cell_actions';
+import { markStaleCells } from './stale';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'goat-jupyter:bridge',
@@ -21,6 +22,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       new PanelBridge(panel, tracker, app.name);
       void panel.context.ready.then(() => dropStaleWidgets(panel));
       decorateCells(panel);
+      markStaleCells(panel);
     };
     tracker.forEach(bridge);
     tracker.widgetAdded.connect((_sender, panel) => {

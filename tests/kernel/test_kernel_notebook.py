@@ -141,7 +141,11 @@ async def test_notebook_edit_inserts_below_the_running_cell_and_replaces_live(
     opened = frontend.opened[-1]
     assert opened["parent_header"]["session"] == kernel.client.session.session  # the client that ran the cell
     results = tool_results(server, "[insert]")
-    assert "Inserted a new code cell" in results[0] and f"after cell {goat_cell}" in results[0]
+    assert (
+        "Inserted a new code cell" in results[0]
+        and f"(id {goat_cell}) of" in results[0]
+        and "Read back, cell 3" in results[0]
+    )
 
 
 async def test_read_of_the_open_notebook_is_its_live_state(

@@ -278,7 +278,7 @@ async def test_write_and_notebook_previews(tmp_path: Path) -> None:
     nbformat.write(nb, tmp_path / "n.ipynb")
     args = {"notebook_path": "n.ipynb", "cell_id": "abc", "new_source": "x = 2"}
     html = await preview_html("NotebookEdit", args, tmp_path)
-    assert "-x = 1" in html and "+x = 2" in html and "cell abc" in html
+    assert "-x = 1" in html and "+x = 2" in html and "cell 1 of 1 (id abc)" in html
     insert = {**args, "edit_mode": "insert", "cell_type": "markdown", "new_source": "# Title"}
     assert "+# Title" in await preview_html("NotebookEdit", insert, tmp_path)
     delete = {**args, "cell_id": "cell-0", "edit_mode": "delete"}

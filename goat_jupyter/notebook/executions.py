@@ -1,0 +1,126 @@
+"""What the kernel ran: one record per execution (cell id, execution count, a hash of the source that
+ran, the names it bound), and from it each cell's state against the notebook as it is now."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from goat_jupyter.notebook.bridge import CellInfo, cell_label
+
+MAX_RECORDS = 5_000
+
+
+def source_hash(source: str) -> str:
+    """Trailing whitespace does not make a cell stale; any other change does."""
+    return hashlib.sha256(source.rstrip().encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One run of code in the kernel: by the user (a cell) or by goat (RunCell)."""
+
+    cell_id: str | None
+    count: int
+    source_hash: str
+    names: frozenset[str]
+    by_agent: bool = False
+    mutated: frozenset[str] = frozenset()  # names whose objects the code may change in place
+
+
+@dataclass(frozen=True)
+class CellState:
+    """A cell against the kernel: never ran here, or ran as [count], maybe edited or out of order since."""
+
+    cell: CellInfo
+    ran: Execution | None
+    edited: bool = False
+    before: CellInfo | None = None  # a cell below this one that ran earlier (out of order)
+
+    @property
+    def stale(self) -> bool:
+        return self.edited or self.before is not None
+
+    def describe(self) -> str:
+        if self.ran is None:
+            return "never ran in this kernel"
+        parts = [f"ran as [{self.ran.count}]"]
+        if self.edited:
+            parts.append("edited since it ran")
+        if self.before is not None:
+            parts.append(f"out of order: {cell_label(self.before)} below it ran before it")
+        return ", ".join(parts)
+
+
+class ExecutionLog:
+    """The kernel's executions since goat was loaded, newest last (bounded)."""
+
+    def __init__(self) -> None:
+        self.records: deque[Execution] = deque(maxlen=MAX_RECORDS)
+        self.added = 0  # records ever added: a mark for `since`
+
+    def add(self, record: Execution) -> None:
+        self.records.append(record)
+        self.added += 1
+
+    def since(self, mark: int) -> list[Execution]:
+        """The records added after `mark` (as many as are still kept)."""
+        count = min(self.added - mark, len(self.records))
+        return list(self.records)[-count:] if count > 0 else []
+
+    def last_for_cell(self, cell_id: str) -> Execution | None:
+        return next((r for r in reversed(self.records) if r.cell_id == cell_id), None)
+
+    def last_binding(self, name: str) -> Execution | None:
+        return next((r for r in reversed(self.records) if name in r.names), None)
+
+    def states(self, cells: Sequence[CellInfo]) -> list[CellState]:
+        """Each code cell's state (not %%goat prompts); out of order: a cell below it last ran with a
+        lower count."""
+        code = [c for c in cells if c.cell_type == "code" and not c.source.lstrip().startswith("%%goat")]
+        ran = [(cell, self.last_for_cell(cell.id)) for cell in code]
+        states: list[CellState] = []
+        for position, (cell, record) in enumerate(ran):
+            if record is None:
+                states.append(CellState(cell, None))
+                continue
+            edited = record.source_hash != source_hash(cell.source)
+            below = [c for c, r in ran[position + 1 :] if r is not None and r.count < record.count]
+            states.append(CellState(cell, record, edited, below[0] if below else None))
+        return states
+
+    def binding_note(self, name: str, cells: Sequence[CellInfo] | None) -> str | None:
+        """Which execution last bound `name`, and whether its cell changed since (None: unknown)."""
+        record = self.last_binding(name)
+        if record is None:
+            return None
+        by = "goat's RunCell" if record.by_agent else "the user"
+        cell = None if cells is None else next((c for c in cells if c.id == record.cell_id), None)
+        if record.cell_id is None:
+            return f"`{name}` was last set by execution [{record.count}] (run by {by})"
+        where = cell_label(cell) if cell is not None else f"cell {record.cell_id}"
+        text = f"`{name}` was last set by {where}, execution [{record.count}] (run by {by})"
+        if cells is not None and cell is None:
+            return text + ", a cell no longer in the notebook"
+        if cell is not None and source_hash(cell.source) != record.source_hash:
+            return text + ", whose source has changed since: the value comes from the old source"
+        return text
+
+
+def stale_summary(states: Iterable[CellState]) -> str | None:
+    """One line per stale cell, for the model's system reminder (None when nothing is stale)."""
+    lines = [f"- {cell_label(s.cell)}: {s.describe()}; names it set: {_names(s)}" for s in states if s.stale]
+    if not lines:
+        return None
+    return (
+        "Kernel state vs the notebook: these cells do not match what the kernel ran. Variables they set "
+        "come from what ran, not from the source you see; re-run them (RunCell) before relying on them:\n"
+        + "\n".join(lines)
+    )
+
+
+def _names(state: CellState) -> str:
+    names = sorted(state.ran.names) if state.ran is not None else []
+    return ", ".join(names[:10]) + (" …" if len(names) > 10 else "") if names else "none"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,7 @@ class Item:
     key: str
     text: str  # in words, for the prompt
     source: str  # the file, relative to the workspace
+    name: str = ""  # the server's name or the mode, for short summaries
 
 
 @dataclass
@@ -67,7 +69,9 @@ class ProjectFiles:
 
     goat: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
     mcp_servers: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
-    claude: list[tuple[str, dict[str, Any]]] = field(default_factory=lambda: list[tuple[str, dict[str, Any]]]())
+    claude: list[tuple[str, dict[str, Any]]] = field(
+        default_factory=lambda: list[tuple[str, dict[str, Any]]]()
+    )
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -145,7 +149,7 @@ def _server_text(name: str, entry: object) -> str:
     if isinstance(url := spec.get("url"), str):
         return f"MCP server '{name}': connects to {url}"
     words = [spec.get("command"), *cast("list[Any]", spec.get("args") or [])]
-    command = " ".join(str(word) for word in words if word is not None)
+    command = shlex.join(str(word) for word in words if word is not None)
     env = cast("dict[str, Any]", spec.get("env") or {})
     extra = f" (environment: {', '.join(env)})" if isinstance(env, dict) and env else ""
     return f"MCP server '{name}': runs `{command}`{extra}"
@@ -158,14 +162,14 @@ def widening_items(files: ProjectFiles) -> list[Item]:
     shadowed = {name for name, _ in settings_servers}
     for name, entry in files.mcp_servers.items():
         if name not in shadowed:  # the settings entry of the same name wins, as load_mcp_config does
-            items.append(Item("server", server_key(name, entry), _server_text(name, entry), MCP_JSON))
+            items.append(Item("server", server_key(name, entry), _server_text(name, entry), MCP_JSON, name))
     source = str(GOAT_SETTINGS)
     for name, entry in settings_servers:
-        items.append(Item("server", server_key(name, entry), _server_text(name, entry), source))
+        items.append(Item("server", server_key(name, entry), _server_text(name, entry), source, name))
     for event, matcher, command in command_hooks(files.goat.get("hooks")):
         text = f"{event} hook{f' for {matcher}' if matcher else ''}: runs `{command}`"
         items.append(Item("hook", hook_key(event, matcher, command), text, source))
-    items.extend(Item("mode", mode_key(m), f"permission mode {m}", source) for m in modes(files.goat))
+    items.extend(Item("mode", mode_key(m), f"permission mode {m}", source, m) for m in modes(files.goat))
     for where, data in [(source, files.goat), *files.claude]:  # Claude Code's files never set the mode
         items.extend(Item("allow", allow_key(r), f"allow rule {r}", where) for r in allow_rules(data))
     return _first_of_each(items)
@@ -223,3 +227,30 @@ def _hook_ok(event: str, matcher: str, hook: dict[str, Any], covers: Covers) -> 
 
 def trusted_servers(servers: object, covers: Covers) -> dict[str, Any]:
     return {name: entry for name, entry in _items(servers) if covers(server_key(name, entry))}
+
+
+_KIND_WORDS: dict[ItemKind, tuple[str, str]] = {
+    "server": ("MCP server", "MCP servers"),
+    "hook": ("hook", "hooks"),
+    "allow": ("allow rule", "allow rules"),
+    "mode": ("permission mode", "permission modes"),
+}
+
+
+def summarize_items(items: list[Item]) -> str:
+    """E.g. "2 MCP servers (docs, db), 1 hook, 3 allow rules, permission mode bypassPermissions"."""
+    parts: list[str] = []
+    for kind, (one, many) in _KIND_WORDS.items():
+        found = [item for item in items if item.kind == kind]
+        names = ", ".join(item.name for item in found)
+        if kind == "mode" and found:
+            parts.append(f"{one} {names}")
+        elif kind == "server" and found:
+            parts.append(f"{len(found)} {one if len(found) == 1 else many} ({names})")
+        elif found:
+            parts.append(f"{len(found)} {one if len(found) == 1 else many}")
+    return ", ".join(parts)
+
+
+def item_lines(items: list[Item]) -> list[str]:
+    return [f"{item.source}: {item.text}" for item in items]

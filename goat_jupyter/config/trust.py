@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.config.files import write_atomically
-from goat_jupyter.config.project import Item, goat_home, read_project, widening_items
+from goat_jupyter.config.project import Item, goat_home, read_project, summarize_items, widening_items
 from goat_jupyter.file_lock import locked
 
 TRUST_ENV = "GOAT_TRUST_WORKSPACE"
@@ -117,6 +117,15 @@ def revoke_folder(workspace: Path) -> bool:
         return False
     _update(workspace, None, replace=True)
     return True
+
+
+def untrusted_line(workspace: Path, items: list[Item]) -> str:
+    """The one line a headless run prints about what it left out."""
+    return (
+        f"goat: the project settings of {workspace} are not trusted, so goat ignored their "
+        f"{summarize_items(items)}. To trust them, run `%goat trust` in a cell before this one "
+        f"(it shows what it trusts) or set {TRUST_ENV}=1 for this run."
+    )
 
 
 def trusted_folders() -> dict[str, list[str]]:

@@ -65,7 +65,9 @@ class McpManager:
         self._background: set[asyncio.Task[None]] = set()
 
     def _new_connection(self, name: str, config: ServerConfig) -> ServerConnection:
-        return ServerConnection(name, config, cwd=self.workspace, timeouts=self.timeouts, listener=self._on_status)
+        return ServerConnection(
+            name, config, cwd=self.workspace, timeouts=self.timeouts, listener=self._on_status
+        )
 
     def reconfigure(self, settings_servers: Mapping[str, Any] | None = None) -> None:
         """Read the configuration again (e.g. after folder trust changed): servers whose entry changed

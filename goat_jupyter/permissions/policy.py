@@ -118,7 +118,10 @@ class RulePolicy:
             hook_reason=hook.reason if hook else "",
             protected=self.protected,
             # Hooks the folder's files name are protected whether or not the folder is trusted yet.
-            hook_commands=[*hook_commands_of(session.settings.hooks), *project_hook_commands(session.workspace)],
+            hook_commands=[
+                *hook_commands_of(session.settings.hooks),
+                *project_hook_commands(session.workspace),
+            ],
         )
 
     def read_deny_checker(self, session: SessionState) -> ReadDenyChecker | None:

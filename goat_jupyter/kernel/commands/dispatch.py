@@ -11,6 +11,7 @@ from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.kernel.commands.config import autoload_command, reload_config
 from goat_jupyter.kernel.commands.context import compact_now, context_status_line, show_context
+from goat_jupyter.kernel.commands.trust import trust_command
 from goat_jupyter.kernel.runtime import GoatRuntime
 from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, coerce_setting
 
@@ -30,6 +31,8 @@ HELP = f"""%goat commands:
   %goat context                what the next request holds (system, tools, conversation, ...) vs the window
   %goat compact [focus]        summarise the older turns now (optionally saying what to keep)
   %goat autoload [on|off]      load goat in every new kernel (the IPython kernel configuration)
+  %goat trust [--show]         trust this folder's project settings (servers, hooks, allow rules, mode)
+  %goat trust --revoke         stop trusting them
   %goat help                   this help
 %%goat [options]               run the cell body as a prompt; options:
   --model M, -m M              the model for this cell (litellm name, e.g. openai/gpt-4o)
@@ -176,5 +179,6 @@ _COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
     "context": _context,
     "compact": _compact,
     "autoload": autoload_command,
+    "trust": trust_command,
     "help": _help,
 }

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from goat_jupyter.config.project import allow_key
 from goat_jupyter.config.trust import (
     TRUST_ENV,
     approve_keys,
@@ -27,7 +28,6 @@ from goat_jupyter.config.trust import (
     trusted_folders,
     untrusted_line,
 )
-from goat_jupyter.config.project import allow_key
 from goat_jupyter.mcp import load_mcp_config
 from goat_jupyter.permissions.policy import save_allow_rule
 from goat_jupyter.permissions.protected import protected_reason
@@ -205,6 +205,7 @@ def test_any_widening_change_asks_again_and_stays_out_until_trusted(
     assert pending, changes
     mode, allow, hooks, servers = effective(ws)
     assert set(allow) <= set(trusted[1]) and mode in ("acceptEdits", "default")
+    assert all(entry in trusted[2].get(event, []) for event, entries in hooks.items() for entry in entries)
     assert all(item.name not in servers for item in pending if item.kind == "server")
     trust_folder(ws)
     assert pending_items(ws) == []

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.config.trust import trust_folder
+from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.settings import (
     RUNTIME_KEYS,
     VALUE_HINTS,

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from goat_jupyter.config.trust import trust_folder
 from goat_jupyter.permissions.policy import (
     ApprovalAnswer,
     ApprovalRequest,
@@ -16,7 +17,6 @@ from goat_jupyter.permissions.policy import (
     StdinApprover,
     save_allow_rule,
 )
-from goat_jupyter.config.trust import trust_folder
 from goat_jupyter.settings import load_settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry

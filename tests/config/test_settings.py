@@ -92,11 +92,15 @@ def test_mcp_servers_alias(home: Path, workspace: Path) -> None:
     assert load_settings(workspace, environ={}).mcp_servers == servers
 
 
-def test_a_project_adds_to_the_users_hooks_and_servers_and_cannot_drop_them(home: Path, workspace: Path) -> None:
+def test_a_project_adds_to_the_users_hooks_and_servers_and_cannot_drop_them(
+    home: Path, workspace: Path
+) -> None:
     mine = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard"}]}]}
     theirs = {"PreToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": "log"}]}]}
     write_json(home / "settings.json", {"hooks": mine, "mcpServers": {"a": {"command": "a"}}})
-    write_json(workspace / ".goat" / "settings.json", {"hooks": theirs, "mcpServers": {"b": {"command": "b"}}})
+    write_json(
+        workspace / ".goat" / "settings.json", {"hooks": theirs, "mcpServers": {"b": {"command": "b"}}}
+    )
     assert load_settings(workspace, environ={}).hooks == mine
     trust_folder(workspace)
     settings = load_settings(workspace, environ={})

@@ -148,10 +148,11 @@ def _server_text(name: str, entry: object) -> str:
     spec = cast("dict[str, Any]", entry) if isinstance(entry, dict) else {}
     if isinstance(url := spec.get("url"), str):
         return f"MCP server '{name}': connects to {url}"
-    words = [spec.get("command"), *cast("list[Any]", spec.get("args") or [])]
+    args = spec.get("args")
+    words = [spec.get("command"), *(cast("list[Any]", args) if isinstance(args, list) else [args])]
     command = shlex.join(str(word) for word in words if word is not None)
-    env = cast("dict[str, Any]", spec.get("env") or {})
-    extra = f" (environment: {', '.join(env)})" if isinstance(env, dict) and env else ""
+    env = [str(key) for key, _ in _items(spec.get("env"))]
+    extra = f" (environment: {', '.join(env)})" if env else ""
     return f"MCP server '{name}': runs `{command}`{extra}"
 
 

@@ -51,7 +51,7 @@ def _read_store() -> dict[str, Any]:
         data = json.loads(store_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    folders = data.get("folders") if isinstance(data, dict) else None
+    folders = cast("dict[str, Any]", data).get("folders") if isinstance(data, dict) else None
     return cast("dict[str, Any]", folders) if isinstance(folders, dict) else {}
 
 
@@ -93,7 +93,7 @@ def _update(workspace: Path, keys: Iterable[str] | None, *, replace: bool) -> No
         if keys is None:
             folders.pop(key, None)
         else:
-            old = set() if replace else set(_approved_keys(folders.get(key)))
+            old: set[str] = set() if replace else set(_approved_keys(folders.get(key)))
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             folders[key] = {"approved": sorted(old | set(keys)), "updated": stamp}
         write_atomically(path, json.dumps({"version": 1, "folders": folders}, indent=2) + "\n")

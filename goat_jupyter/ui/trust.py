@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
@@ -55,7 +56,7 @@ class TrustPrompt:
         )
 
 
-def trust_record(items: list[Item]) -> Bundle:
+def trust_record(items: list[Item]) -> Callable[[bool], Bundle]:
     def record(trusted: bool) -> Bundle:
         details = "\n".join(item_lines(items))
         block = f'<pre style="{style.PRE}">{escape(details)}</pre>'

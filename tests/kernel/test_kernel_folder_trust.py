@@ -102,6 +102,7 @@ async def test_an_untrusted_repository_runs_nothing_until_trusted_and_asks_again
         assert ran(workspace) == [], "nothing of the project runs at %load_ext"
         status = await kernel.execute("%goat status\n%goat mcp")
         assert "mode default" in status.stdout and "from_mcp_json" in status.stdout
+        assert "folder trust: 5 of 5 project settings not trusted" in status.stdout
         await settle(kernel, 2)
         assert ran(workspace) == [], "nor once the background services are up"
 

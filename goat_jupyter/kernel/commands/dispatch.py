@@ -11,7 +11,7 @@ from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.kernel.commands.config import autoload_command, reload_config
 from goat_jupyter.kernel.commands.context import compact_now, context_status_line, show_context
-from goat_jupyter.kernel.commands.trust import trust_command
+from goat_jupyter.kernel.commands.trust import trust_command, trust_status_line
 from goat_jupyter.kernel.runtime import GoatRuntime
 from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, coerce_setting
 
@@ -95,6 +95,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
     )
     print(context_status_line(session))
     print(describe_sources(session.workspace))
+    print(trust_status_line(goat))
 
 
 def _reset(goat: GoatRuntime, args: list[str]) -> None:

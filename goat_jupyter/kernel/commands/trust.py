@@ -25,14 +25,27 @@ async def check_folder_trust(goat: GoatRuntime, renderer: Renderer) -> None:
     pending = pending_items(goat.workspace)
     if all(item.key in goat.trust_asked for item in pending):
         return
-    goat.trust_asked.update(item.key for item in pending)
     interaction = goat.services.ui
     if isinstance(interaction, CellInteraction):
-        if await interaction.ask_trust(goat.workspace, pending):
+        trusted = await interaction.ask_trust(goat.workspace, pending)  # an interrupt asks again later
+        goat.trust_asked.update(item.key for item in pending)
+        if trusted:
             trust_folder(goat.workspace)
             goat.reload_settings()
         return
+    goat.trust_asked.update(item.key for item in pending)
     renderer.handle(Notice(untrusted_line(goat.workspace, pending), "warning"))
+
+
+def trust_status_line(goat: GoatRuntime) -> str:
+    """One line for `%goat status`."""
+    items = project_items(goat.workspace)
+    pending = pending_items(goat.workspace)
+    if not items:
+        return "folder trust: the project files widen nothing"
+    if not pending:
+        return f"folder trust: trusted ({len(items)} project settings apply)"
+    return f"folder trust: {len(pending)} of {len(items)} project settings not trusted (%goat trust --show)"
 
 
 def trust_command(goat: GoatRuntime, args: list[str]) -> None:

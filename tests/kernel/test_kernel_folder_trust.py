@@ -182,3 +182,27 @@ async def test_the_trust_environment_variable_trusts_the_folder_for_one_run(
         result = await kernel.execute("%%goat\n[bash] touch it", timeout=90)
         assert "are not trusted" not in result.text() and "bash_ran" in ran(workspace)
     assert not (tmp_path / "home" / "trusted_folders.json").exists(), "nothing is remembered"
+
+
+async def test_an_interrupted_trust_question_runs_nothing_and_asks_again(
+    server: ReplayServer, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "repo"
+    hostile_repository(workspace)
+    async with KernelSession(workspace, kernel_env(tmp_path / "home", server.url)) as kernel:
+        await kernel.execute("%load_ext goat_jupyter")
+
+        async def interrupt() -> None:
+            await kernel.wait_widget("ButtonModel", description=TRUST_LABEL)
+            await kernel.interrupt()
+
+        stopped = await run_acting(kernel, "%%goat\n[bash] touch it", interrupt)
+        assert stopped.status == "error" and "Interrupted" in str(stopped.error)
+        assert ran(workspace) == [] and not (tmp_path / "home" / "trusted_folders.json").exists()
+
+        async def decline() -> None:
+            kernel.click(await kernel.wait_widget("ButtonModel", description=DONT_TRUST_LABEL))
+            kernel.click(await kernel.wait_widget("ButtonModel", description="Deny"))
+
+        asked = await run_acting(kernel, "%%goat --new\n[bash] touch it", decline)
+        assert "Folder not trusted" in asked.text() and ran(workspace) == []

@@ -78,13 +78,18 @@ def _same_file(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+def project_goat_settings(workspace: Path) -> dict[str, Any]:
+    """The workspace's `.goat/settings.json` ({} when missing, or when it is the user's own file)."""
+    goat_file = workspace / GOAT_SETTINGS
+    if _same_file(goat_file, goat_home() / "settings.json"):
+        return {}
+    return read_object(goat_file) or {}
+
+
 def read_project(workspace: Path, home: Path | None = None) -> ProjectFiles:
     """The workspace's project files as goat reads them."""
     home = home or home_dir()
-    files = ProjectFiles()
-    goat_file = workspace / GOAT_SETTINGS
-    if not _same_file(goat_file, goat_home() / "settings.json"):
-        files.goat = read_object(goat_file) or {}
+    files = ProjectFiles(goat=project_goat_settings(workspace))
     mcp = read_object(workspace / MCP_JSON) or {}
     if isinstance(servers := mcp.get("mcpServers"), dict):
         files.mcp_servers = cast("dict[str, Any]", servers)
@@ -132,7 +137,8 @@ def command_hooks(hooks: object) -> list[tuple[str, str, str]]:
 
 def project_hook_commands(workspace: Path) -> list[str]:
     """The commands of every hook in the workspace's `.goat/settings.json`, approved or not."""
-    return [command for _, _, command in command_hooks(read_project(workspace).goat.get("hooks"))]
+    data = read_object(workspace / GOAT_SETTINGS) or {}  # the user's own file too, when it is this one
+    return [command for _, _, command in command_hooks(data.get("hooks"))]
 
 
 def _items(value: object) -> list[tuple[str, Any]]:

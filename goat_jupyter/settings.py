@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from goat_jupyter.config.claude_files import claude_permissions
+from goat_jupyter.config.project import allow_key, goat_home, read_project, trusted_goat_settings
+from goat_jupyter.config.trust import approval_for
 from goat_jupyter.errors import InvalidInputError
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
@@ -105,24 +108,32 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """`extra` over `base`: rule lists and hooks are joined (a later file cannot drop an earlier
+    file's deny rule or hook), MCP servers merged by name, anything else replaced."""
     merged = dict(base)
     for key, value in extra.items():
-        if key == "permissions" and isinstance(value, dict) and isinstance(merged.get(key), dict):
-            rules: dict[str, Any] = dict(merged[key])
-            incoming: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-            for name, items in incoming.items():
-                if isinstance(items, list) and isinstance(rules.get(name), list):
-                    rules[name] = [*rules[name], *items]
-                else:
-                    rules[name] = items
-            merged[key] = rules
+        old = merged.get(key)
+        if key in ("permissions", "hooks") and isinstance(value, dict) and isinstance(old, dict):
+            merged[key] = _join_lists(cast("dict[str, Any]", old), cast("dict[str, Any]", value))
+        elif key == "mcpServers" and isinstance(value, dict) and isinstance(old, dict):
+            merged[key] = {**cast("dict[str, Any]", old), **cast("dict[str, Any]", value)}
         else:
             merged[key] = value
     return merged
 
 
+def _join_lists(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    joined = dict(base)
+    for name, items in extra.items():
+        if isinstance(items, list) and isinstance(joined.get(name), list):
+            joined[name] = [*joined[name], *cast("list[Any]", items)]
+        else:
+            joined[name] = items
+    return joined
+
+
 def user_settings_path() -> Path:
-    return Path(os.environ.get("GOAT_HOME", Path.home() / ".goat")) / "settings.json"
+    return goat_home() / "settings.json"
 
 
 def workspace_settings_path(workspace: Path) -> Path:
@@ -130,10 +141,30 @@ def workspace_settings_path(workspace: Path) -> Path:
 
 
 def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Settings:
-    """Layer the user file, the workspace file and the environment over the defaults."""
+    """Layer the user file, the workspace file and the environment over the defaults.
+
+    The workspace's files count only with what folder trust approved of their widening parts
+    (config/trust.py): until then its servers, hooks, allow rules and wider modes are left out.
+    A file with invalid values is skipped, the workspace's first, so it cannot drop the user's rules.
+    """
     env = os.environ if environ is None else environ
-    data = _merge(_read_json(user_settings_path()), _read_json(workspace_settings_path(workspace)))
-    data = _merge(claude_permissions(workspace), data)  # Claude Code's rules, below goat's own
+    approval = approval_for(workspace, env)
+    project = trusted_goat_settings(read_project(workspace).goat, approval.covers)
+    claude = claude_permissions(workspace, project_allow=lambda rule: approval.covers(allow_key(rule)))
+    user = _read_json(user_settings_path())
+    for layers in ((claude, user, project), (claude, user)):
+        data: dict[str, Any] = {}
+        for layer in layers:
+            data = _merge(data, layer)
+        try:
+            return Settings.model_validate(_with_environment(data, env))
+        except ValidationError:
+            continue
+    return Settings.model_validate(_with_environment({}, env))  # broken files: defaults + environment
+
+
+def _with_environment(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    data = dict(data)
     rules = data.get("permissions")
     start_mode = cast("dict[str, Any]", rules).get("defaultMode") if isinstance(rules, dict) else None
     if start_mode and "permission_mode" not in data:
@@ -141,11 +172,7 @@ def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Set
     for var, key in _ENV_KEYS.items():
         if env.get(var):
             data[key] = env[var]
-    try:
-        return Settings.model_validate(data)
-    except ValidationError:
-        # A broken file must not stop the agent: fall back to defaults plus environment.
-        return Settings.model_validate({k: v for k, v in data.items() if k in _ENV_KEYS.values()})
+    return data
 
 
 # What each runtime setting accepts, in words, for error messages and the Config listing.

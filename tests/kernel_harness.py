@@ -251,3 +251,19 @@ def prepare_workspace(workspace: Path) -> None:
     """Workspace settings that make retries instant, so error scripts run fast."""
     (workspace / ".goat").mkdir(parents=True, exist_ok=True)
     (workspace / ".goat" / "settings.json").write_text(json.dumps({"retry_base_delay_s": 0.01}))
+
+
+def trust_workspace(workspace: Path, goat_home: Path) -> None:
+    """Trust the workspace's project files in the kernel's GOAT_HOME, as `%goat trust` does (call it
+    after writing them: anything added later is not trusted)."""
+    from goat_jupyter.config.trust import trust_folder
+
+    saved = os.environ.get("GOAT_HOME")
+    os.environ["GOAT_HOME"] = str(goat_home)
+    try:
+        trust_folder(workspace)
+    finally:
+        if saved is None:
+            del os.environ["GOAT_HOME"]
+        else:
+            os.environ["GOAT_HOME"] = saved

@@ -3,7 +3,7 @@
 Permission rules: `~/.claude/settings.json` < `.claude/settings.json` < `.claude/settings.local.json`
 (all below goat's own files; the lists are joined, so a deny anywhere still beats an allow).
 Only `permissions.allow/deny/ask` are taken: a cloned repository's `.claude/` must not be able to
-switch the permission mode. Instructions: `~/.claude/CLAUDE.md`, then from the repository root down
+switch the permission mode, and its allow rules apply only once the folder is trusted (config/trust.py). Instructions: `~/.claude/CLAUDE.md`, then from the repository root down
 to the workspace each folder's `AGENTS.md`, `CLAUDE.md` and `CLAUDE.local.md`.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -66,12 +67,21 @@ def rule_lists(data: dict[str, Any]) -> dict[str, list[str]]:
     return found
 
 
-def claude_permissions(workspace: Path, home: Path | None = None) -> dict[str, Any]:
-    """`{"permissions": {allow, deny, ask}}` joined over Claude Code's settings files ({} if none)."""
+def claude_permissions(
+    workspace: Path, home: Path | None = None, project_allow: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
+    """`{"permissions": {allow, deny, ask}}` joined over Claude Code's settings files ({} if none).
+
+    `project_allow` picks which allow rules of the workspace's files apply (folder trust); the
+    user's own `~/.claude/settings.json` always applies."""
+    home = home or home_dir()
+    user_file = os.path.realpath(home / ".claude" / "settings.json")
     joined: dict[str, list[str]] = {}
     for path in claude_settings_files(workspace, home):
-        data = read_object(path)
-        for name, rules in rule_lists(data or {}).items():
+        lists = rule_lists(read_object(path) or {})
+        if project_allow is not None and os.path.realpath(path) != user_file and "allow" in lists:
+            lists["allow"] = [rule for rule in lists["allow"] if project_allow(rule)]
+        for name, rules in lists.items():
             joined.setdefault(name, []).extend(rules)
     return {"permissions": joined} if joined else {}
 

@@ -12,6 +12,7 @@ from typing import Any
 from goat_jupyter.config.keys import apply_keys
 from goat_jupyter.kernel import commands
 from goat_jupyter.kernel.checkpoint_run import run_scope
+from goat_jupyter.kernel.commands.trust import check_folder_trust
 from goat_jupyter.kernel.runtime import GoatRuntime, RunOptions
 from goat_jupyter.settings import PERMISSION_MODES
 from goat_jupyter.tools.events import Event, EventSink, RunFinished
@@ -119,6 +120,7 @@ async def run_cell(line: str, body: str) -> None:
     )
     events = _TurnCounter(renderer.handle)
     try:
+        await check_folder_trust(goat, renderer)  # before anything of the project's can apply
         async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state of this run
             await goat.run(prompt, options, events)
     except asyncio.CancelledError:

@@ -69,6 +69,7 @@ class GoatRuntime:
     policy: PermissionPolicy | None = None
     hooks: Hooks = field(default_factory=HookRunner)  # settings hooks + hooks registered from Python
     stale: StaleReminder = field(default_factory=StaleReminder)
+    trust_asked: set[str] = field(default_factory=lambda: set[str]())  # item keys asked about (folder trust)
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
@@ -96,6 +97,12 @@ class GoatRuntime:
         services.bridge = services.bridge or live_notebook_service()  # None outside a kernel
         services.kernel = services.kernel or kernel_service()
         services.executions = services.executions or executions.LOG
+
+    def reload_settings(self) -> None:
+        """Read the settings files again (after `%goat config reload` or a change of folder trust);
+        MCP servers whose configuration changed restart, new ones start, dropped ones stop."""
+        self.session.settings = load_settings(self.workspace)
+        self.mcp_manager().reconfigure(self.session.settings.mcp_servers)
 
     def start_background_services(self) -> None:
         """Begin what connects in the background (MCP servers) as soon as the extension loads."""

@@ -12,6 +12,9 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from goat_jupyter.config.project import server_key
+from goat_jupyter.config.trust import approval_for
+
 MCP_JSON = ".mcp.json"
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -91,6 +94,7 @@ class McpConfig:
     errors: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     sources: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     problems: list[str] = field(default_factory=lambda: list[str]())
+    untrusted: list[str] = field(default_factory=lambda: list[str]())  # .mcp.json servers not approved
 
 
 def expand_variables(value: Any, environ: Mapping[str, str], missing: set[str]) -> Any:
@@ -159,12 +163,18 @@ def load_mcp_config(
     settings_servers: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> McpConfig:
-    """Servers from .mcp.json, then settings.mcpServers (same name: the settings entry wins)."""
+    """Servers from .mcp.json, then settings.mcpServers (same name: the settings entry wins).
+
+    `settings_servers` come already filtered by folder trust (settings.load_settings); the
+    workspace's .mcp.json is filtered here, its servers not approved listed in `untrusted`."""
     env = os.environ if environ is None else environ
     config = McpConfig()
     from_file, problem = read_mcp_json(workspace)
     if problem:
         config.problems.append(problem)
+    approval = approval_for(workspace, env)  # a project's servers start only once the user trusts them
+    config.untrusted = [name for name, raw in from_file.items() if not approval.covers(server_key(name, raw))]
+    from_file = {name: raw for name, raw in from_file.items() if name not in config.untrusted}
     merged: dict[str, tuple[str, object]] = {name: (MCP_JSON, raw) for name, raw in from_file.items()}
     merged.update({name: ("settings", raw) for name, raw in (settings_servers or {}).items()})
     owners: dict[str, str] = {}

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.mcp.client import ServerConnection
-from goat_jupyter.mcp.config import MCP_JSON, McpTimeouts, load_mcp_config, normalise_server_name
+from goat_jupyter.mcp.config import (
+    MCP_JSON,
+    McpTimeouts,
+    ServerConfig,
+    load_mcp_config,
+    normalise_server_name,
+)
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
@@ -51,16 +57,43 @@ class McpManager:
     ) -> None:
         self.workspace = workspace
         self.timeouts = timeouts or McpTimeouts.from_env(environ)
+        self._environ = environ
         self.config = load_mcp_config(workspace, settings_servers, environ)
-        self.connections = {
-            name: ServerConnection(
-                name, config, cwd=workspace, timeouts=self.timeouts, listener=self._on_status
-            )
-            for name, config in self.config.servers.items()
-        }
+        self.connections = {name: self._new_connection(name, c) for name, c in self.config.servers.items()}
         self._table: ToolTable | None = None
         self._waited = False
         self._background: set[asyncio.Task[None]] = set()
+
+    def _new_connection(self, name: str, config: ServerConfig) -> ServerConnection:
+        return ServerConnection(
+            name, config, cwd=self.workspace, timeouts=self.timeouts, listener=self._on_status
+        )
+
+    def reconfigure(self, settings_servers: Mapping[str, Any] | None = None) -> None:
+        """Read the configuration again (e.g. after folder trust changed): servers whose entry changed
+        or went away stop, new ones start; unchanged ones keep running."""
+        config = load_mcp_config(self.workspace, settings_servers, self._environ)
+        for name, conn in list(self.connections.items()):
+            if config.servers.get(name) != conn.config:
+                del self.connections[name]
+                self._close_later(conn)
+                if self._table is not None:
+                    self._table.unregister_mcp_tools(f"mcp__{name}__")
+        for name, server in config.servers.items():
+            if name not in self.connections:
+                self.connections[name] = self._new_connection(name, server)
+        self.config = config
+        self._waited = False
+        self.start()
+
+    def _close_later(self, conn: ServerConnection) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: nothing of this manager was started either
+        task = loop.create_task(conn.close())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def bind(self, table: ToolTable) -> McpManager:
         """Offer the servers' tools in `table` from now on (a new session brings a new registry)."""

@@ -46,7 +46,14 @@ def _server_lines(manager: ManagerView, conn: ServerConnection) -> list[str]:
 
 def status_text(manager: ManagerView) -> str:
     """Every configured server, then entries that could not be used and file problems."""
+    untrusted = manager.config.untrusted
+    if untrusted:
+        note = f"Not started, not approved for this folder (`%goat trust` shows and approves them): {', '.join(untrusted)}."
+    else:
+        note = ""
     if not manager.connections and not manager.config.errors and not manager.config.problems:
+        if note:
+            return note
         return (
             f"No MCP servers are configured. Add them to {MCP_JSON} in {manager.workspace} "
             "(Claude Code's format) or to mcpServers in .goat/settings.json."
@@ -57,6 +64,8 @@ def status_text(manager: ManagerView) -> str:
     for name, error in manager.config.errors.items():
         lines.append(f"  {name}  failed  ({error})")
     lines.extend(manager.config.problems)
+    if note:
+        lines.append(note)
     timeouts = manager.timeouts
     lines.append(
         f"Timeouts: connect {timeouts.connect_s:g} s, tool calls {timeouts.call_s:g} s, "

@@ -12,6 +12,8 @@ from typing import Any, Literal, Protocol, cast
 from pydantic import BaseModel
 
 from goat_jupyter.config.files import write_atomically
+from goat_jupyter.config.project import allow_key, project_hook_commands
+from goat_jupyter.config.trust import approve_keys
 from goat_jupyter.permissions.calls import CODE_TOOLS, Call
 from goat_jupyter.permissions.engine import (
     Decision,
@@ -124,7 +126,11 @@ class RulePolicy:
             hook_decision=hook.decision if hook else None,
             hook_reason=hook.reason if hook else "",
             protected=self.protected,
-            hook_commands=hook_commands_of(session.settings.hooks),
+            # Hooks the folder's files name are protected whether or not the folder is trusted yet.
+            hook_commands=[
+                *hook_commands_of(session.settings.hooks),
+                *project_hook_commands(session.workspace),
+            ],
             settings_now=runtime_values(session.settings),
         )
 
@@ -276,6 +282,7 @@ def save_allow_rule(workspace: Path, rule: str) -> Path:
     rules = cast("list[Any]", allow)
     if rule not in rules:
         rules.append(rule)
+    approve_keys(workspace, [allow_key(rule)])  # the user's click approves it: folder trust keeps it
     write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", 0o644)
     return path
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -13,6 +14,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
+import goat_jupyter.server.trust_view as trust_view
 import goat_jupyter.server.user_settings as user_settings
 from goat_jupyter.config.keys import apply_keys, key_store_path, read_keys, update_keys
 from goat_jupyter.server.catalogue import catalogue
@@ -167,11 +169,43 @@ class McpTestHandler(GoatHandler):
         self.reply(await check_connection(str(body.get("name") or "test"), body.get("server"), root))
 
 
+class TrustHandler(GoatHandler):
+    """GET ?folder=: the folder's project settings; POST {"folder"}: trust; DELETE ?folder=: revoke."""
+
+    def root(self) -> Path:
+        return Path(self.settings.get("server_root_dir") or ".").expanduser()
+
+    def _answer(self, action: Callable[[], dict[str, Any]]) -> None:
+        try:
+            self.reply(action())
+        except trust_view.FolderError as exc:
+            self.reply({"errors": [{"field": "folder", "message": str(exc)}]}, 400)
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        name = self.get_argument("folder", "")
+        self._answer(lambda: trust_view.folder_view(trust_view.resolve_folder(self.root(), name)))
+
+    @web.authenticated
+    @authorized
+    def post(self) -> None:
+        name = self.body().get("folder", "")
+        self._answer(lambda: trust_view.trust(trust_view.resolve_folder(self.root(), name)))
+
+    @web.authenticated
+    @authorized
+    def delete(self) -> None:
+        name = self.get_argument("folder", "")
+        self._answer(lambda: trust_view.revoke_listed(self.root(), name))
+
+
 def handlers(base_url: str) -> list[tuple[str, type[GoatHandler]]]:
     routes = {
         "settings": SettingsHandler,
         "keys": KeysHandler,
         "models": ModelsHandler,
         "mcp/test": McpTestHandler,
+        "trust": TrustHandler,
     }
     return [(f"{base_url.rstrip('/')}/goat/{path}", handler) for path, handler in routes.items()]

@@ -23,6 +23,7 @@ from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, App
 from goat_jupyter.ui.comm_idle import Show, current_kernel
 
 if TYPE_CHECKING:
+    from goat_jupyter.config.project import Item
     from goat_jupyter.tools.ask_user_question import AskUserQuestionInput
     from goat_jupyter.tools.base import ToolContext, ToolOutput
     from goat_jupyter.tools.exit_plan_mode import ExitPlanModeInput
@@ -105,6 +106,12 @@ class CellInteraction:
         from goat_jupyter.ui.questions import ask_questions
 
         return await ask_questions(args, self._show)
+
+    async def ask_trust(self, workspace: Path, items: list[Item]) -> bool:
+        """Whether the user trusts the folder's project settings (`items`: what they would widen)."""
+        from goat_jupyter.ui.trust import ask_trust
+
+        return await ask_trust(workspace, items, self._show)
 
     async def review_plan(self, args: ExitPlanModeInput, ctx: ToolContext) -> ToolOutput:
         from goat_jupyter.ui.plan import review_plan

@@ -1,27 +1,20 @@
 /**
  * The "goat" settings panel: model picker (litellm's catalogue, which provider keys are set),
  * permission mode, allow/ask/deny rules (validated by the server with goat's rule parser),
- * provider keys (write-only), MCP servers with "Test connection", and autoload.
+ * provider keys (write-only), MCP servers with "Test connection", autoload, and folder trust.
  * Everything goes through the goat_jupyter.server endpoints under /goat/.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
-import { URLExt } from '@jupyterlab/coreutils';
-import { ServerConnection } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
+
+import { IProblem, call, element, labelled, section } from './panel_util';
+import { TrustSection } from './trust_section';
 
 export const OPEN_SETTINGS = 'goat:open-settings';
 
 const MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
 const RULE_LISTS = ['allow', 'ask', 'deny'] as const;
-
-interface IProblem {
-  field: string;
-  index?: number;
-  rule?: unknown;
-  server?: string;
-  message: string;
-}
 
 interface IPanelSettings {
   model: string;
@@ -42,50 +35,6 @@ interface IProvider {
 interface ICatalogue {
   models: { id: string; provider: string }[];
   providers: IProvider[];
-}
-
-interface IReply<T> {
-  ok: boolean;
-  status: number;
-  body: T;
-}
-
-/** One JSON request to goat's endpoints, authenticated like every JupyterLab request. */
-async function call<T>(path: string, method = 'GET', body?: unknown): Promise<IReply<T>> {
-  const settings = ServerConnection.makeSettings();
-  const init: RequestInit = { method };
-  if (body !== undefined) {
-    init.body = JSON.stringify(body);
-  }
-  const url = URLExt.join(settings.baseUrl, 'goat', path);
-  const response = await ServerConnection.makeRequest(url, init, settings);
-  const text = await response.text();
-  return { ok: response.ok, status: response.status, body: (text ? JSON.parse(text) : {}) as T };
-}
-
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  text = ''
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    node.setAttribute(key, value);
-  }
-  node.textContent = text;
-  return node;
-}
-
-function section(title: string, ...children: HTMLElement[]): HTMLElement {
-  const box = element('section', { class: 'goat-settings-section' });
-  box.append(element('h3', {}, title), ...children);
-  return box;
-}
-
-function labelled(text: string, control: HTMLElement): HTMLElement {
-  const label = element('label', { class: 'goat-settings-field' });
-  label.append(element('span', {}, text), control);
-  return label;
 }
 
 function lines(text: string): string[] {
@@ -118,6 +67,7 @@ export class GoatSettingsPanel extends Widget {
   private keyValue = element('input', { type: 'password', placeholder: 'value', 'data-goat': 'key-value' });
   private status = element('div', { class: 'goat-settings-status', 'data-goat': 'status' });
   private catalogue: ICatalogue = { models: [], providers: [] };
+  private trust = new TrustSection();
 
   constructor() {
     super();
@@ -161,6 +111,7 @@ export class GoatSettingsPanel extends Widget {
       section('MCP servers', this.mcp, this.mcpErrors, test, this.mcpResult),
       section('Kernels', this.checkbox('Load goat in every new kernel (autoload)', this.autoload)),
       save,
+      this.trust.node,
       this.status
     );
   }
@@ -190,6 +141,7 @@ export class GoatSettingsPanel extends Widget {
     }
     this.fill(reply.body);
     await this.loadKeys();
+    await this.trust.load();
     const catalogue = await call<ICatalogue>('models');
     if (catalogue.ok) {
       this.catalogue = catalogue.body;

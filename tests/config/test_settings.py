@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from goat_jupyter.config.trust import trust_folder
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.settings import (
     RUNTIME_KEYS,
@@ -61,6 +62,10 @@ def test_workspace_file_over_user_file(home: Path, workspace: Path) -> None:
         workspace / ".goat" / "settings.json",
         {"model": "ws-model", "permissions": {"allow": ["Edit(src/**)"], "defaultMode": "acceptEdits"}},
     )
+    untrusted = load_settings(workspace, environ={})
+    assert untrusted.model == "ws-model" and untrusted.permissions.deny == ["Bash(rm:*)"]
+    assert untrusted.permissions.allow == ["Read"] and untrusted.permission_mode == "default"
+    trust_folder(workspace)
     settings = load_settings(workspace, environ={})
     assert settings.model == "ws-model" and settings.max_turns == 7
     assert settings.permissions.allow == ["Read", "Edit(src/**)"]
@@ -82,7 +87,27 @@ def test_environment_over_files(home: Path, workspace: Path, monkeypatch: pytest
 def test_mcp_servers_alias(home: Path, workspace: Path) -> None:
     servers = {"time": {"command": "mcp-server-time", "args": []}}
     write_json(workspace / ".goat" / "settings.json", {"mcpServers": servers})
+    assert load_settings(workspace, environ={}).mcp_servers == {}
+    trust_folder(workspace)
     assert load_settings(workspace, environ={}).mcp_servers == servers
+
+
+def test_a_project_adds_to_the_users_hooks_and_servers_and_cannot_drop_them(
+    home: Path, workspace: Path
+) -> None:
+    mine = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard"}]}]}
+    theirs = {"PreToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": "log"}]}]}
+    write_json(home / "settings.json", {"hooks": mine, "mcpServers": {"a": {"command": "a"}}})
+    write_json(
+        workspace / ".goat" / "settings.json", {"hooks": theirs, "mcpServers": {"b": {"command": "b"}}}
+    )
+    assert load_settings(workspace, environ={}).hooks == mine
+    trust_folder(workspace)
+    settings = load_settings(workspace, environ={})
+    assert settings.hooks == {"PreToolUse": [*mine["PreToolUse"], *theirs["PreToolUse"]]}
+    assert settings.mcp_servers == {"a": {"command": "a"}, "b": {"command": "b"}}
+    write_json(workspace / ".goat" / "settings.json", {"hooks": {}, "mcpServers": {}})
+    assert load_settings(workspace, environ={}).hooks == mine
 
 
 def test_broken_file_is_skipped(home: Path, workspace: Path) -> None:

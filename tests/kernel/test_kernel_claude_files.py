@@ -9,7 +9,7 @@ import pytest
 
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env
+from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env, trust_workspace
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -37,6 +37,7 @@ async def test_claude_settings_rules_and_local_instructions_reach_the_kernel_age
         text_turn("done"),
     ]
     env = {**replay_kernel_env(home / ".goat", "", mode="dontAsk"), "HOME": str(home)}
+    trust_workspace(ws, home / ".goat")  # the project's allow rule applies in a trusted folder
     with ReplayServer(script) as server:
         env["OPENAI_API_BASE"] = server.url
         async with KernelSession(ws, env) as kernel:

@@ -14,7 +14,7 @@ import pytest
 from goat_jupyter.agent.compaction import COMPACTION_MARKER, SUMMARY_OPEN
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import assert_history_valid, text_turn
-from tests.kernel_harness import REPO_ROOT, KernelSession, replay_kernel_env
+from tests.kernel_harness import REPO_ROOT, KernelSession, replay_kernel_env, trust_workspace
 
 pytestmark = pytest.mark.timeout(300)
 WINDOW = 32_768
@@ -33,6 +33,7 @@ async def start(tmp_path: Path) -> AsyncIterator[Start]:
 
     async def launch(turns: list[dict[str, Any]], env: dict[str, str] | None = None, **settings: Any) -> Any:
         write_settings(tmp_path, **settings)
+        trust_workspace(tmp_path, tmp_path / "home")  # the test's own project files (e.g. .mcp.json)
         server = ReplayServer(turns)
         server.start()
         kernel = KernelSession(tmp_path, {**replay_kernel_env(tmp_path / "home", server.url), **(env or {})})

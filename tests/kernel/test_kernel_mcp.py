@@ -14,7 +14,13 @@ import pytest
 
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import assert_history_valid, text_turn, tool_turn
-from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env, wait_for
+from tests.kernel_harness import (
+    KernelSession,
+    prepare_workspace,
+    replay_kernel_env,
+    trust_workspace,
+    wait_for,
+)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -41,6 +47,7 @@ async def mcp_kernel(tmp_path: Path) -> AsyncIterator[tuple[KernelSession, Repla
     prepare_workspace(tmp_path)
     time_server = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": time_server}}))
+    trust_workspace(tmp_path, tmp_path / "home")  # a project's servers start only in a trusted folder
     with ReplayServer(SCRIPT) as server:
         env = replay_kernel_env(tmp_path / "home", server.url)
         # The default first-turn wait is 5 s; a loaded CI machine can need longer to start Python.

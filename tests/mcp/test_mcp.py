@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from goat_jupyter.config.trust import trust_folder
 from goat_jupyter.mcp import McpManager, McpTimeouts, attach_mcp, load_mcp_config
 from goat_jupyter.mcp.client import ServerConnection
 from goat_jupyter.mcp.config import HttpServerConfig, StdioServerConfig
@@ -79,7 +80,9 @@ async def rig(tmp_path: Path) -> AsyncIterator[RigFactory]:
 # ---------------------------------------------------------------- configuration (no processes)
 
 
-def test_mcp_json_and_settings_are_merged_validated_and_expanded(tmp_path: Path) -> None:
+def test_mcp_json_and_settings_are_merged_validated_and_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     servers = {
         "time": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone", "${TZ_NAME:-UTC}"]},
         "api.v2": {"type": "http", "url": "${API_URL}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
@@ -90,6 +93,10 @@ def test_mcp_json_and_settings_are_merged_validated_and_expanded(tmp_path: Path)
     }
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
     environ = {"API_URL": "https://api.example.test", "TOKEN": "t0k"}
+    monkeypatch.setenv("GOAT_HOME", str(tmp_path / "goat_home"))
+    untrusted = load_mcp_config(tmp_path, {"overridden": {"command": "from-settings"}}, environ)
+    assert list(untrusted.servers) == ["overridden"] and "time" in untrusted.untrusted
+    trust_folder(tmp_path)
     config = load_mcp_config(tmp_path, {"overridden": {"command": "from-settings"}}, environ)
 
     time = config.servers["time"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from goat_jupyter.config import autoload
 from goat_jupyter.config.keys import apply_keys, key_store_path
 from goat_jupyter.kernel.runtime import GoatRuntime
-from goat_jupyter.settings import load_settings
 
 
 def autoload_command(goat: GoatRuntime, args: list[str]) -> None:
@@ -15,7 +14,7 @@ def autoload_command(goat: GoatRuntime, args: list[str]) -> None:
 def reload_config(goat: GoatRuntime) -> None:
     """Read the settings files and the key store again (the panel's changes, for a running kernel)."""
     names = apply_keys(override=True)
-    goat.session.settings = load_settings(goat.workspace)
+    goat.reload_settings()
     keys = ", ".join(names) or "none"
     print(
         f"Reloaded the settings: model {goat.session.settings.model}, "

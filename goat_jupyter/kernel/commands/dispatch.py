@@ -13,6 +13,7 @@ from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.kernel.commands.config import autoload_command, reload_config
 from goat_jupyter.kernel.commands.context import compact_now, context_status_line, show_context
+from goat_jupyter.kernel.commands.trust import trust_command, trust_status_line
 from goat_jupyter.kernel.runtime import GoatRuntime
 from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, coerce_setting
 
@@ -33,6 +34,8 @@ HELP = f"""%goat commands:
   %goat compact [focus]        summarise the older turns now (optionally saying what to keep)
   %goat autoload [on|off]      load goat in every new kernel (the IPython kernel configuration)
   %goat style [STYLE]          show or set the output style: default, explain, tutor (hints, not answers)
+  %goat trust [--show]         trust this folder's project settings (servers, hooks, allow rules, mode)
+  %goat trust --revoke         stop trusting them
   %goat help                   this help
 %%goat [options]               run the cell body as a prompt; options:
   --model M, -m M              the model for this cell (litellm name, e.g. openai/gpt-4o)
@@ -99,6 +102,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
     print(context_status_line(session))
     print(budget_status(Limits.of(session.settings), session.run_spend, usage.cost_usd))
     print(describe_sources(session.workspace))
+    print(trust_status_line(goat))
 
 
 def _reset(goat: GoatRuntime, args: list[str]) -> None:
@@ -196,5 +200,6 @@ _COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
     "compact": _compact,
     "style": _style,
     "autoload": autoload_command,
+    "trust": trust_command,
     "help": _help,
 }

@@ -121,3 +121,21 @@ test('pick a model, add a deny rule, save; a new %%goat run uses both', async ({
   });
   expect(reset.ok()).toBe(true);
 });
+
+test('folder trust: show a folder, trust it, see it listed, revoke it', async ({ page, tmpPath }) => {
+  const panel = await openPanel(page);
+  const folder = panel.locator('[data-goat="trust-folder"]');
+  const status = panel.locator('[data-goat="trust-status"]');
+  await folder.fill('..');
+  await panel.locator('[data-goat="trust-show"]').click();
+  await expect(status).toContainText('outside the Jupyter root');
+
+  await folder.fill(tmpPath);
+  await panel.locator('[data-goat="trust-show"]').click();
+  await expect(status).toContainText('nothing to trust');
+  await panel.locator('[data-goat="trust-trust"]').click();
+  const listed = panel.locator('[data-goat="trust-folders"] li', { hasText: tmpPath });
+  await expect(listed).toHaveCount(1);
+  await listed.getByRole('button', { name: 'Revoke' }).click();
+  await expect(listed).toHaveCount(0);
+});

@@ -1,0 +1,99 @@
+"""Folder trust in the kernel: the question before the first %%goat run, and `%goat trust`."""
+
+from __future__ import annotations
+
+from goat_jupyter.config.project import item_lines
+from goat_jupyter.config.trust import (
+    TRUST_ENV,
+    pending_items,
+    project_items,
+    revoke_folder,
+    store_path,
+    trust_folder,
+    untrusted_line,
+)
+from goat_jupyter.kernel.runtime import GoatRuntime
+from goat_jupyter.tools.events import Notice
+from goat_jupyter.ui import Renderer
+from goat_jupyter.ui.interaction import CellInteraction
+
+TRUST_USAGE = "Usage: %goat trust [--show | --revoke]"
+
+
+async def check_folder_trust(goat: GoatRuntime, renderer: Renderer) -> None:
+    """Once per kernel for each new unapproved item: ask in the cell, or say in one line (headless)."""
+    pending = pending_items(goat.workspace)
+    if all(item.key in goat.trust_asked for item in pending):
+        return
+    interaction = goat.services.ui
+    if isinstance(interaction, CellInteraction):
+        trusted = await interaction.ask_trust(goat.workspace, pending)  # an interrupt asks again later
+        goat.trust_asked.update(item.key for item in pending)
+        if trusted:
+            trust_folder(goat.workspace)
+            goat.reload_settings()
+        return
+    goat.trust_asked.update(item.key for item in pending)
+    renderer.handle(Notice(untrusted_line(goat.workspace, pending), "warning"))
+
+
+def trust_status_line(goat: GoatRuntime) -> str:
+    """One line for `%goat status`."""
+    items = project_items(goat.workspace)
+    pending = pending_items(goat.workspace)
+    if not items:
+        return "folder trust: the project files widen nothing"
+    if not pending:
+        return f"folder trust: trusted ({len(items)} project settings apply)"
+    return f"folder trust: {len(pending)} of {len(items)} project settings not trusted (%goat trust --show)"
+
+
+def trust_command(goat: GoatRuntime, args: list[str]) -> None:
+    """`%goat trust`: show what the folder's files would do and trust them; `--revoke`, `--show`."""
+    if args == ["--revoke"]:
+        _revoke(goat)
+    elif args == ["--show"]:
+        _show(goat)
+    elif not args:
+        _trust(goat)
+    else:
+        print(TRUST_USAGE)
+
+
+def _trust(goat: GoatRuntime) -> None:
+    items = project_items(goat.workspace)
+    if not items:
+        print(
+            f"Nothing to trust: the project files of {goat.workspace} widen nothing (their deny and ask rules apply anyway)."
+        )
+        return
+    trust_folder(goat.workspace)
+    goat.trust_asked.update(item.key for item in items)
+    goat.reload_settings()
+    lines = "\n".join(f"  {line}" for line in item_lines(items))
+    print(f"Trusted {goat.workspace} (remembered in {store_path()}); these apply now:\n{lines}")
+    print("Anything added or changed in these files later asks again. Undo with %goat trust --revoke.")
+
+
+def _revoke(goat: GoatRuntime) -> None:
+    removed = revoke_folder(goat.workspace)
+    goat.trust_asked.clear()
+    goat.reload_settings()
+    if removed:
+        print(
+            f"No longer trusted: {goat.workspace}. Its servers, hooks, allow rules and mode are ignored now."
+        )
+    else:
+        print(f"{goat.workspace} was not trusted.")
+
+
+def _show(goat: GoatRuntime) -> None:
+    items = project_items(goat.workspace)
+    pending = {item.key for item in pending_items(goat.workspace)}
+    if not items:
+        print(f"The project files of {goat.workspace} widen nothing: there is nothing to trust.")
+        return
+    print(f"Project settings of {goat.workspace} that need folder trust:")
+    for item, line in zip(items, item_lines(items), strict=True):
+        print(f"  [{'not trusted' if item.key in pending else 'trusted'}] {line}")
+    print(f"%goat trust trusts them all; {TRUST_ENV}=1 trusts the folder for one run.")

@@ -1,0 +1,86 @@
+"""The folder-trust question in the cell: what the project's files would do, Trust / Don't trust."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from html import escape
+from pathlib import Path
+
+from goat_jupyter.config.project import Item, item_lines
+from goat_jupyter.ui import style
+from goat_jupyter.ui.comm_idle import (
+    Answer,
+    Bundle,
+    Show,
+    WidgetView,
+    ipywidgets,
+    on_click,
+    record_bundle,
+    show_until_answered,
+)
+
+TRUST_LABEL = "Trust this folder"
+DONT_TRUST_LABEL = "Don't trust"
+
+
+def items_html(workspace: Path, items: list[Item]) -> str:
+    rows = "".join(f"<li><code>{escape(line)}</code></li>" for line in item_lines(items))
+    return (
+        f'<div style="border-left:4px solid {style.AMBER};padding-left:6px">'
+        f"<b>⚠ Trust this folder?</b> {escape(str(workspace))} has project settings that would let "
+        f"goat do more than your own settings allow:<ul>{rows}</ul></div>"
+    )
+
+
+SCOPES = (
+    "Trust: these apply from now on and are remembered for this folder (in ~/.goat/trusted_folders.json); "
+    "anything added or changed later asks again. Don't trust: goat goes on without them (the files' deny "
+    "and ask rules still apply); <code>%goat trust</code> trusts them later."
+)
+
+
+class TrustPrompt:
+    """Two buttons; `answer` resolves True for Trust."""
+
+    def __init__(self, workspace: Path, items: list[Item]) -> None:
+        w = ipywidgets()
+        self.answer: Answer[bool] = Answer()
+        trust = w.Button(description=TRUST_LABEL, button_style="warning", tooltip="Apply these settings")
+        dont = w.Button(description=DONT_TRUST_LABEL, tooltip="Go on without them")
+        trust.layout.width = dont.layout.width = "auto"
+        on_click(trust, lambda: self.answer.set(True))
+        on_click(dont, lambda: self.answer.set(False))
+        self.html = items_html(workspace, items)
+        self.view = w.VBox(
+            [w.HTML(self.html), w.HBox([trust, dont]), w.HTML(f'<div style="{style.NOTE}">{SCOPES}</div>')]
+        )
+
+
+def trust_record(items: list[Item]) -> Callable[[bool], Bundle]:
+    def record(trusted: bool) -> Bundle:
+        details = "\n".join(item_lines(items))
+        block = f'<pre style="{style.PRE}">{escape(details)}</pre>'
+        if trusted:
+            text = "Folder trusted by the user: its project settings apply"
+            return record_bundle(
+                "✓", style.GREEN, text, details_html=block, details_text=details, summary="what"
+            )
+        text = "Folder not trusted: goat goes on without these project settings"
+        return record_bundle("✗", style.RED, text, details_html=block, details_text=details, summary="what")
+
+    return record
+
+
+async def ask_trust(workspace: Path, items: list[Item], show: Show) -> bool:
+    """Show the question and wait for a button (no timeout; the stop button cancels it)."""
+    prompt = TrustPrompt(workspace, items)
+    waiting = f"goat asks whether to trust the project settings of {workspace}"
+    cancelled = record_bundle("⊘", style.AMBER, "Folder trust question cancelled (cell interrupted)")
+    return await show_until_answered(
+        show,
+        WidgetView(prompt.view, waiting, html=prompt.html, kind="trust"),
+        prompt.answer,
+        trust_record(items),
+        cancelled,
+        waiting,
+    )

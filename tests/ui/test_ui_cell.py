@@ -448,7 +448,7 @@ def test_a_finished_call_is_one_line_with_its_details_folded_and_the_wait_apart(
 
 
 def test_a_failed_run_says_what_to_check_above_the_footer():
-    from goat_jupyter.ui.failure import failure_bundle
+    from goat_jupyter.ui.failure import explain, failure_bundle
 
     sink, clock = RecordingDisplay(), FakeClock()
     renderer = CellRenderer(sink, clock)
@@ -458,7 +458,7 @@ def test_a_failed_run_says_what_to_check_above_the_footer():
         "LLMError: The model call failed: AuthenticationError: litellm.AuthenticationError: bad key "
         + "x" * 300
     )
-    renderer.add_bundle(failure_bundle(error, "openai/gpt-4o"))
+    renderer.add_bundle(failure_bundle(explain(error, "openai/gpt-4o"), error))
     renderer.close()
     texts = [str(s.final.get("text/plain", "")) for s in sink.shown]
     assert texts[-1].startswith("Stopped after an error"), "the footer comes last"

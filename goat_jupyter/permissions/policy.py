@@ -188,7 +188,9 @@ class RulePolicy:
         self, answer: ApprovalAnswer, request: ApprovalRequest, session: SessionState
     ) -> PermissionDecision:
         if answer.choice == "deny":
-            return PermissionDecision("deny", denial_message(request.tool_name, answer.feedback))
+            return PermissionDecision(
+                "deny", denial_message(request.tool_name, answer.feedback), by_user=True
+            )
         rule = request.suggested_rule
         if rule and answer.choice == "allow_session":
             _add_once(session.session_rules, rule)

@@ -109,8 +109,11 @@ class _CardBlock(_Block):
     def __init__(self, card: CardView, started_at: float) -> None:
         self.card = card
         self.started_at = started_at
+        self.hidden = False  # a call the user denied: the approval's record stands in its place
 
     def bundle(self, now: float) -> MimeBundle:
+        if self.hidden:
+            return {"text/plain": ""}
         if self.card.status == "running":
             self.card.elapsed_s = max(now - self.started_at, 0.0)
         return {"text/html": card_html(self.card), "text/plain": card_text(self.card)}
@@ -302,6 +305,7 @@ class CellRenderer:
         card.waited_s = event.waited_s
         card.title = event.output.title or card.title
         card.live_output = ""
+        block.hidden = event.output.metadata.get("denied_by") == "user"
         self._touch(block)
         self._flush()
 

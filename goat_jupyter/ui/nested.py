@@ -62,7 +62,7 @@ def apply_nested(transcript: AgentTranscript, event: NestedEvent) -> bool:
             entry.status = "error" if event.output.is_error else "ok"
             entry.elapsed_s = event.elapsed_s
             if event.output.is_error:
-                entry.text += f" — {first_line(event.output.content, 160)}"
+                entry.text += f" — {event.output.summary or first_line(event.output.content, 160)}"
         case Notice():
             _append(transcript, NestedEntry("notice", event.text))
         case _:  # its start, progress and usage are not shown

@@ -128,7 +128,7 @@ class PlainRenderer:
             glyph = style.STATUS_GLYPH["error" if event.output.is_error else "ok"]
             line = f"{call_line(name, args)} {glyph} {format_seconds(event.elapsed_s)}"
             if event.output.is_error:
-                line += f"  {first_line(event.output.content, 160)}"
+                line += f"  {event.output.summary or first_line(event.output.content, 160)}"
             self._nested_lines(agent_id, [line])
         elif isinstance(event, Notice):
             self._nested_lines(agent_id, [notice_text(event.text, notice_level(event.level))])

@@ -218,7 +218,7 @@ def result_lines(
     if summary:
         return [f"{head} · {summary}", *(f"     {line}" for line in shown)]
     if not shown:
-        return [head]
+        return [f"{head} · {output.summary}" if output.summary else head]
     return [f"{head}  {shown[0]}", *(f"     {line}" for line in shown[1:])]
 
 

@@ -36,6 +36,7 @@ from goat_jupyter.ui.html import (
     todo_html,
 )
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
+from goat_jupyter.ui.summary import relative
 from goat_jupyter.ui.text import (
     TodoEntry,
     footer_text,
@@ -246,8 +247,8 @@ class CellRenderer:
             case ToolFinished():
                 self._on_finished(event)
             case Notice():
-                level = notice_level(event.level)
-                self._add(_StaticBlock(notice_html(event.text, level), notice_text(event.text, level)))
+                level, text = notice_level(event.level), relative(event.text, self.base)
+                self._add(_StaticBlock(notice_html(text, level), notice_text(text, level)))
             case RunFinished():  # shown last, at close: an error reported after the run goes above it
                 event = with_subagents(event, self._sub_usage)
                 self._footer = _StaticBlock(footer_html(event), footer_text(event))

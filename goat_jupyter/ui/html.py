@@ -73,7 +73,7 @@ def card_line_html(card: CardView) -> str:
 
 def card_summary(card: CardView) -> str:
     if card.output is not None:
-        return result_summary(card.name, card.args, card.output)
+        return relative(result_summary(card.name, card.args, card.output), card.base)
     if card.status == "stopped":
         return "stopped"
     return card.progress_title
@@ -115,7 +115,8 @@ def card_text(card: CardView) -> str:
     """The card's text/plain twin: the call line, then the result (or the live tail while running)."""
     lines = [call_line(card.name, card.args, card.base)]
     if card.output is not None:
-        lines += result_lines(card.name, card.output, card.elapsed_s, summary=card_summary(card))
+        result = result_lines(card.name, card.output, card.elapsed_s, summary=card_summary(card))
+        lines += [relative(line, card.base) for line in result]
     elif card.status == "stopped":
         lines.append(f"  ⎿ {style.STATUS_GLYPH['stopped']} stopped after {format_seconds(card.elapsed_s)}")
     else:

@@ -303,4 +303,6 @@ async def test_a_call_that_would_fail_returns_its_error_without_asking(
     assert not any("application/vnd.jupyter.widget-view+json" in data for data in shown_data)
     [edit_result] = tool_results(server, "[unread-edit]")
     assert "has not been read" in edit_result
+    transcript = shown(result) + result.text("text/html")
+    assert "has not been read" in transcript and str(workspace) not in transcript, "relative paths for people"
     assert (workspace / "unread.txt").read_text() == "a\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
@@ -80,6 +81,7 @@ _ENV_KEYS = {
     "GOAT_SMALL_MODEL": "small_model",
     "GOAT_PERMISSION_MODE": "permission_mode",
 }
+ENV_KEYS: Mapping[str, str] = _ENV_KEYS  # variable -> setting, for saying what overrides what
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -4,14 +4,20 @@ with the tools the connected servers offer."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.mcp.client import ServerConnection
-from goat_jupyter.mcp.config import MCP_JSON, McpTimeouts, load_mcp_config, normalise_server_name
+from goat_jupyter.mcp.config import (
+    MCP_JSON,
+    McpTimeouts,
+    ServerConfig,
+    load_mcp_config,
+    normalise_server_name,
+)
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
@@ -28,6 +34,19 @@ class ToolTable(Protocol):
     def unregister_mcp_tools(self, prefix: str) -> list[str]: ...
 
     def names(self) -> list[str]: ...
+
+
+@dataclass
+class ServerChanges:
+    """What a reload did to the running servers (a changed server is in both lists)."""
+
+    stopped: list[str] = field(default_factory=lambda: list[str]())
+    started: list[str] = field(default_factory=lambda: list[str]())
+
+    def text(self) -> str:
+        parts = [f"stopped {', '.join(self.stopped)}"] if self.stopped else []
+        parts += [f"starting {', '.join(self.started)}"] if self.started else []
+        return "MCP servers: " + ("; ".join(parts) or "unchanged") + "."
 
 
 @dataclass
@@ -51,16 +70,45 @@ class McpManager:
     ) -> None:
         self.workspace = workspace
         self.timeouts = timeouts or McpTimeouts.from_env(environ)
+        self._environ = environ
         self.config = load_mcp_config(workspace, settings_servers, environ)
-        self.connections = {
-            name: ServerConnection(
-                name, config, cwd=workspace, timeouts=self.timeouts, listener=self._on_status
-            )
-            for name, config in self.config.servers.items()
-        }
+        self.connections = {name: self._new_connection(name, c) for name, c in self.config.servers.items()}
         self._table: ToolTable | None = None
         self._waited = False
         self._background: set[asyncio.Task[None]] = set()
+
+    def _new_connection(self, name: str, config: ServerConfig) -> ServerConnection:
+        return ServerConnection(
+            name, config, cwd=self.workspace, timeouts=self.timeouts, listener=self._on_status
+        )
+
+    def reconfigure(self, settings_servers: Mapping[str, Any] | None) -> ServerChanges:
+        """Read the server list again (`%goat config reload`): stop removed or changed servers, start new ones.
+
+        Unchanged servers keep their live connection; new ones start connecting now when a loop runs."""
+        self.config = load_mcp_config(self.workspace, settings_servers, self._environ)
+        changes = ServerChanges()
+        for name, conn in list(self.connections.items()):
+            if self.config.servers.get(name) != conn.config:
+                del self.connections[name]
+                self._spawn(conn.close())
+                changes.stopped.append(name)
+        for name, config in self.config.servers.items():
+            if name not in self.connections:
+                self.connections[name] = self._new_connection(name, config)
+                changes.started.append(name)
+        self._waited = False  # the next turn waits for the new servers, as the first one did
+        self.start()
+        return changes
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            task = asyncio.get_running_loop().create_task(work)
+        except RuntimeError:
+            work.close()  # no loop: nothing was started, so there is nothing to stop
+            return
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def bind(self, table: ToolTable) -> McpManager:
         """Offer the servers' tools in `table` from now on (a new session brings a new registry)."""
@@ -113,7 +161,8 @@ class McpManager:
 
     def _on_status(self, conn: ServerConnection) -> None:
         table = self._table
-        if table is None:
+        current = self.connections.get(conn.name)
+        if table is None or (current is not None and current is not conn):  # replaced by a reload
             return
         if conn.status == "connected":
             table.show_mcp_tools(self, conn)

@@ -33,6 +33,10 @@ class GoatHandler(APIHandler):
             raise web.HTTPError(400, "The request body must be a JSON object.")
         return cast("dict[str, Any]", data)
 
+    def root(self) -> Path:
+        """The server's root folder: the project whose files may override the panel's settings."""
+        return Path(self.settings.get("server_root_dir") or ".").expanduser()
+
     def reply(self, payload: object, status: int = 200) -> None:
         self.set_status(status)
         self.finish(json.dumps(payload))
@@ -43,7 +47,7 @@ class SettingsHandler(GoatHandler):
     @authorized
     def get(self) -> None:
         try:
-            self.reply(user_settings.panel_view())
+            self.reply(user_settings.panel_view(workspace=self.root()))
         except user_settings.SettingsFileError as exc:
             self.reply({"errors": [{"field": "file", "message": str(exc)}]}, 409)
 
@@ -56,7 +60,7 @@ class SettingsHandler(GoatHandler):
             self.reply({"errors": problems}, 400)
             return
         try:
-            self.reply(user_settings.write(update))
+            self.reply(user_settings.write(update, workspace=self.root()))
         except user_settings.SettingsFileError as exc:
             self.reply({"errors": [{"field": "file", "message": str(exc)}]}, 409)
 
@@ -112,8 +116,7 @@ class McpTestHandler(GoatHandler):
     @authorized
     async def post(self) -> None:
         body = self.body()
-        root = Path(self.settings.get("server_root_dir") or ".").expanduser()
-        self.reply(await check_connection(str(body.get("name") or "test"), body.get("server"), root))
+        self.reply(await check_connection(str(body.get("name") or "test"), body.get("server"), self.root()))
 
 
 def handlers(base_url: str) -> list[tuple[str, type[GoatHandler]]]:

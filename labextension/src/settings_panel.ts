@@ -31,7 +31,12 @@ interface IPanelSettings {
   mcpServers: Record<string, unknown>;
   autoload: boolean;
   path: string;
+  /** Settings a project file or the environment decides, whatever this panel says. */
+  overrides?: { key: string; value: string; by: string }[];
+  defaults?: { model: string };
 }
+
+const OVERRIDABLE = ['model', 'small_model', 'permission_mode'];
 
 interface IProvider {
   provider: string;
@@ -117,6 +122,9 @@ export class GoatSettingsPanel extends Widget {
   private keyName = element('input', { placeholder: 'OPENAI_API_KEY', 'data-goat': 'key-name' });
   private keyValue = element('input', { type: 'password', placeholder: 'value', 'data-goat': 'key-value' });
   private status = element('div', { class: 'goat-settings-status', 'data-goat': 'status' });
+  private overrideNotes: Record<string, HTMLElement> = Object.fromEntries(
+    OVERRIDABLE.map(key => [key, element('div', { class: 'goat-settings-warning', 'data-goat': `override-${key}` })])
+  );
   private catalogue: ICatalogue = { models: [], providers: [] };
 
   constructor() {
@@ -147,11 +155,18 @@ export class GoatSettingsPanel extends Widget {
       section(
         'Model',
         labelled('Model', this.model),
+        this.overrideNotes.model,
         this.keyStatus,
         labelled('Small model', this.smallModel),
+        this.overrideNotes.small_model,
         this.models
       ),
-      section('Permissions', labelled('Permission mode', this.mode), ...ruleBoxes),
+      section(
+        'Permissions',
+        labelled('Permission mode', this.mode),
+        this.overrideNotes.permission_mode,
+        ...ruleBoxes
+      ),
       section(
         'Provider keys',
         element('div', { class: 'goat-settings-hint' }, 'Stored user-only (mode 0600); values are never shown.'),
@@ -190,6 +205,11 @@ export class GoatSettingsPanel extends Widget {
     }
     this.fill(reply.body);
     await this.loadKeys();
+    await this.loadCatalogue();
+  }
+
+  /** litellm's models and which provider keys are present (after a key change too). */
+  private async loadCatalogue(): Promise<void> {
     const catalogue = await call<ICatalogue>('models');
     if (catalogue.ok) {
       this.catalogue = catalogue.body;
@@ -210,6 +230,20 @@ export class GoatSettingsPanel extends Widget {
     this.mcp.value = JSON.stringify(settings.mcpServers ?? {}, null, 2);
     this.autoload.checked = settings.autoload;
     this.status.title = settings.path;
+    if (settings.defaults) {
+      this.model.placeholder = `default: ${settings.defaults.model}`;
+    }
+    this.showOverrides(settings.overrides ?? []);
+  }
+
+  /** Under each field that does not take effect: the value in use and what sets it. */
+  private showOverrides(overrides: { key: string; value: string; by: string }[]): void {
+    for (const key of OVERRIDABLE) {
+      const found = overrides.find(item => item.key === key);
+      this.overrideNotes[key].textContent = found
+        ? `Not in effect: ${found.by} sets ${found.value}, which wins over this field.`
+        : '';
+    }
   }
 
   private showKeyStatus(): void {
@@ -257,7 +291,7 @@ export class GoatSettingsPanel extends Widget {
     this.keyName.value = '';
     this.say('Keys saved: kernels started from now on see them; running ones after %goat config reload.');
     await this.loadKeys();
-    await this.load();
+    await this.loadCatalogue(); // not load(): that would refill the form and lose unsaved edits
   }
 
   private collect(): Record<string, unknown> | null {

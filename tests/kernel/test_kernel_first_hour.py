@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,59 @@ async def test_stop_right_after_output_keeps_that_output_for_the_model(tmp_path:
                 tool_result = json.loads(check.stdout)["content"]
                 assert "interrupted by the user" in tool_result
                 assert marker in tool_result, f"run {i}: the model lost what the cell showed: {tool_result!r}"
+
+
+async def _mcp_status_until(kernel: KernelSession, wanted: str, tries: int = 300) -> str:
+    for _ in range(tries):
+        status = (await kernel.execute("%goat mcp")).stdout
+        if wanted in status:
+            return status
+        await asyncio.sleep(0.1)
+    return status
+
+
+async def test_panel_settings_take_effect_on_reload_or_say_what_overrides_them(tmp_path: Path) -> None:
+    prepare_workspace(tmp_path)
+    home = tmp_path / "home"
+    env = replay_kernel_env(home, "http://127.0.0.1:9/v1")  # sets GOAT_MODEL=openai/replay
+    (home / "settings.json").write_text(json.dumps({"model": "gpt-4o"}))  # what the panel saved
+    async with KernelSession(tmp_path, env) as kernel:
+        await kernel.execute("%load_ext goat_jupyter")
+        status = (await kernel.execute("%goat status")).stdout
+        assert "model = 'openai/replay' comes from the environment variable GOAT_MODEL" in status
+        assert "the settings panel's 'gpt-4o' is not used" in status
+        assert "not used" in (await kernel.execute("%goat config")).stdout
+        changed = (await kernel.execute("%goat config model=openai/other\n%goat config")).stdout
+        assert "GOAT_MODEL" not in changed, "a runtime change is not said to come from the environment"
+        assert "No MCP servers are configured" in (await kernel.execute("%goat mcp")).stdout
+
+        # The panel saves a server into ~/.goat/settings.json; reload starts it, %goat mcp shows it.
+        time_server = {
+            "command": sys.executable,
+            "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+        }
+        (home / "settings.json").write_text(
+            json.dumps({"model": "gpt-4o", "mcpServers": {"time": time_server}})
+        )
+        reloaded = (await kernel.execute("%goat config reload")).stdout
+        assert "MCP servers: starting time." in reloaded and "GOAT_MODEL" in reloaded
+        status = await _mcp_status_until(kernel, "mcp__time__get_current_time")
+        assert "time" in status and "connected" in status and "mcp__time__get_current_time" in status
+
+        # Unchanged on a second reload (the live connection is kept); removed when the panel removes it.
+        assert "MCP servers: unchanged." in (await kernel.execute("%goat config reload")).stdout
+        (home / "settings.json").write_text(json.dumps({"model": "gpt-4o"}))
+        assert "MCP servers: stopped time." in (await kernel.execute("%goat config reload")).stdout
+        gone = await kernel.execute(
+            "from goat_jupyter.kernel import magic\nprint(magic.runtime().registry.names())"
+        )
+        assert "mcp__time__" not in (await _wait_gone(kernel, gone.stdout))
+
+
+async def _wait_gone(kernel: KernelSession, names: str) -> str:
+    for _ in range(100):
+        if "mcp__time__" not in names:
+            return names
+        await asyncio.sleep(0.1)
+        names = (await kernel.execute("print(magic.runtime().registry.names())")).stdout
+    return names

@@ -9,7 +9,7 @@ from typing import Any
 from goat_jupyter.agent.session import list_sessions, summarize
 from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
-from goat_jupyter.kernel.commands.config import autoload_command, reload_config
+from goat_jupyter.kernel.commands.config import autoload_command, print_overrides, reload_config
 from goat_jupyter.kernel.commands.context import compact_now, context_status_line, show_context
 from goat_jupyter.kernel.runtime import GoatRuntime
 from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, coerce_setting
@@ -65,6 +65,7 @@ def _config(goat: GoatRuntime, args: list[str]) -> None:
             return
     for key in RUNTIME_KEYS:
         print(f"{key} = {getattr(settings, key)!r}")
+    print_overrides(goat)
 
 
 def _parse_scalar(raw: str) -> Any:
@@ -92,6 +93,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
     )
     print(context_status_line(session))
     print(describe_sources(session.workspace))
+    print_overrides(goat)
 
 
 def _reset(goat: GoatRuntime, args: list[str]) -> None:

@@ -85,6 +85,7 @@ async def test_stop_right_after_output_keeps_that_output_for_the_model(tmp_path:
 
 
 async def _mcp_status_until(kernel: KernelSession, wanted: str, tries: int = 300) -> str:
+    status = ""
     for _ in range(tries):
         status = (await kernel.execute("%goat mcp")).stdout
         if wanted in status:

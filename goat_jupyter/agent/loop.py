@@ -14,7 +14,7 @@ from goat_jupyter.agent.session import Message, Session, as_list
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.catalog import ToolCatalog
-from goat_jupyter.tools.events import EventSink, Notice, RunFinished, TextDelta, TurnUsage
+from goat_jupyter.tools.events import Activity, EventSink, Notice, RunFinished, TextDelta, TurnUsage
 from goat_jupyter.tools.runner import Executor, ToolCall
 
 
@@ -178,9 +178,7 @@ class Agent:
             self.emit(Notice(f"Model request failed: {message}", "warning", self.agent_id))
 
         if not litellm_loaded():  # the first cell right after %load_ext waits for the import
-            self.emit(
-                Notice("Loading litellm (first use in this kernel, a few seconds)…", "info", self.agent_id)
-            )
+            self.emit(Activity("Loading litellm (first use in this kernel)", self.agent_id))
 
         def on_stall(message: str) -> None:
             self.emit(Notice(message, "warning", self.agent_id))

@@ -83,20 +83,22 @@ def runtime() -> GoatRuntime:
     return _runtime
 
 
-async def run_cell(line: str, body: str) -> None:
-    """What a %%goat cell awaits (see `extension.transform_goat_cell`)."""
+async def run_cell(line: str, body: str, renderer: Renderer | None = None) -> None:
+    """What a %%goat cell awaits (see `extension.transform_goat_cell`); `renderer` may be live already."""
+    renderer = renderer or make_renderer("auto")
     try:
         options = parse_cell_options(line)
     except OptionError as exc:
+        renderer.close()
         print(exc)
         return
     prompt = body.strip()
     if not prompt:
+        renderer.close()
         print("%%goat: write your request in the cell below the %%goat line.")
         return
     goat = runtime()
     settings = goat.session.settings
-    renderer = make_renderer("auto")
     attach_interaction(goat, renderer)
     renderer.start(
         prompt, model=options.model or settings.model, mode=options.mode or settings.permission_mode

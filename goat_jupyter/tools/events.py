@@ -81,8 +81,24 @@ class RunFinished:
     extra: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
 
 
+@dataclass
+class Activity:
+    """What the run waits on now ("Loading litellm"), for the live status line; not kept in the transcript."""
+
+    label: str
+    agent_id: str | None = None
+
+
 Event = (
-    TextDelta | ToolStarted | ToolProgress | ToolFinished | SubagentStarted | TurnUsage | Notice | RunFinished
+    TextDelta
+    | ToolStarted
+    | ToolProgress
+    | ToolFinished
+    | SubagentStarted
+    | TurnUsage
+    | Notice
+    | RunFinished
+    | Activity
 )
 EventSink = Callable[[Event], None]
 

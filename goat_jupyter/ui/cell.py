@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from goat_jupyter.tools.events import (
+    Activity,
     Event,
     Notice,
     RunFinished,
@@ -131,17 +132,18 @@ class _TodoBlock(_Block):
 
 
 class _StatusBlock(_Block):
-    """`⠙ Waiting for the model · 12 s · ~340 tokens · ■ Stop to interrupt`, at the bottom while quiet."""
+    """`⠙ Working · 12 s · ~340 tokens · ■ Stop to interrupt`, at the bottom while quiet."""
 
-    def __init__(self, started_at: float, tokens: Callable[[], int]) -> None:
+    def __init__(self, started_at: float, tokens: Callable[[], int], label: Callable[[], str]) -> None:
         self.started_at = started_at
         self.tokens = tokens
+        self.label = label
         self.hidden = False
 
     def bundle(self, now: float) -> MimeBundle:
         if self.hidden:
             return {"text/plain": ""}
-        text = status_text(now - self.started_at, self.tokens())
+        text = status_text(now - self.started_at, self.tokens(), self.label())
         return {"text/html": status_html(text, now - self.started_at), "text/plain": text}
 
 
@@ -190,11 +192,38 @@ class CellRenderer:
         self._ticker: asyncio.TimerHandle | None = None
         self._footer: _StaticBlock | None = None
         self._sub_usage = SubagentUsage()
+        self._activity = "Working"  # the status line's first words
+        self._begun = False
+
+    def begin(self, activity: str = "Starting") -> None:
+        """The live status line at once, before anything else is known (the first run imports for seconds)."""
+        self._begun = True
+        self._started_at = self._last_event = self._clock()
+        self._activity = activity
+        self._guard(self._show_status)
+        self._arm_ticker()
 
     def start(self, prompt: str, *, model: str, mode: str) -> None:
-        self._started_at = self._last_event = self._clock()
-        self._guard(lambda: self._add(_StaticBlock(header_html(model, mode), header_text(model, mode))))
-        self._arm_ticker()
+        if not self._begun:
+            self._started_at = self._clock()
+        self._last_event = self._clock()
+        self._activity = "Working"
+        self._guard(
+            lambda: self._show_header(_StaticBlock(header_html(model, mode), header_text(model, mode)))
+        )
+        if self._ticker is None:
+            self._arm_ticker()
+
+    def _show_header(self, header: _StaticBlock) -> None:
+        """The header on top: in place of the line `begin` showed, which moves below it."""
+        begun, self._status = self._status, None
+        if begun is None or begun.handle is None:
+            self._add(header)
+            return
+        self._dirty.pop(id(begun), None)
+        header.handle = begun.handle
+        header.handle.update(header.bundle(self._clock()), raw=True)
+        self._show_status()
 
     def handle(self, event: Event) -> None:
         self._guard(lambda: self._dispatch(event))
@@ -224,8 +253,15 @@ class CellRenderer:
             _log.exception("goat: the cell transcript could not be updated")
 
     def _dispatch(self, event: Event) -> None:
+        if isinstance(event, Activity):
+            if event.agent_id is None:
+                self._activity = event.label
+                self._show_status()
+                self._flush()  # rare and worth seeing at once
+            return
         self._last_event = self._clock()
         self._waiting_user = False
+        self._activity = "Working"
         if isinstance(event, TextDelta):
             self._streamed_chars += len(event.text)
         if isinstance(event, TurnUsage) and event.agent_id is not None:
@@ -390,8 +426,14 @@ class CellRenderer:
             if self._status is not None:
                 self._touch(self._status)
             return
+        self._show_status()
+
+    def _show_status(self) -> None:
+        """The status line at the bottom (added, or its clock and words refreshed)."""
+        if self._closed:
+            return
         if self._status is None:
-            status = _StatusBlock(self._started_at, lambda: self._streamed_chars // 4)
+            status = _StatusBlock(self._started_at, lambda: self._streamed_chars // 4, lambda: self._activity)
             self._add(status)
             self._status = status
         else:

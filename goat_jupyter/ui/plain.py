@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from goat_jupyter.tools.events import (
+    Activity,
     Event,
     Notice,
     RunFinished,
@@ -48,6 +49,9 @@ class PlainRenderer:
         self._agent_lines: dict[str, str] = {}  # unfinished line of each subagent's text
         self._nested_agent: str | None = None  # whose lines were printed last (subagents may interleave)
 
+    def begin(self, activity: str = "Starting") -> None:
+        """Nothing to show before the header in a terminal (the cell renderer starts its live line)."""
+
     def start(self, prompt: str, *, model: str, mode: str) -> None:
         self._guard(lambda: self._block([header_text(model, mode)]))
 
@@ -66,6 +70,10 @@ class PlainRenderer:
             _log.exception("goat: the transcript could not be printed")
 
     def _dispatch(self, event: Event) -> None:
+        if isinstance(event, Activity):  # no live line in a terminal: say it once
+            if event.agent_id is None:
+                self._block([notice_text(f"{event.label}…", "info")])
+            return
         if not isinstance(event, RunFinished) and event.agent_id is not None:
             self._on_nested(event.agent_id, event)
             return

@@ -150,9 +150,9 @@ def footer_text(event: RunFinished) -> str:
 STOP_HINT = "■ Stop to interrupt"
 
 
-def status_text(elapsed_s: float, tokens: int) -> str:
+def status_text(elapsed_s: float, tokens: int, label: str = "Working") -> str:
     """`Working · 12s · ~340 tokens · ■ Stop to interrupt` (tokens estimated from streamed text)."""
-    parts = ["Working", f"{elapsed_s:.0f}s"]
+    parts = [label, f"{elapsed_s:.0f}s"]
     if tokens:
         parts.append(f"~{tokens:,} tokens")
     parts.append(STOP_HINT)

@@ -12,7 +12,7 @@ import pytest
 
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env
+from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -139,3 +139,33 @@ async def _wait_gone(kernel: KernelSession, names: str) -> str:
         await asyncio.sleep(0.1)
         names = (await kernel.execute("print(magic.runtime().registry.names())")).stdout
     return names
+
+
+async def test_compact_is_an_await_with_a_live_line_and_stop_works(tmp_path: Path) -> None:
+    prepare_workspace(tmp_path)
+    turns = [
+        text_turn("First answer.", match="first question"),
+        text_turn("Second answer.", match="second question"),
+        {**text_turn("## Goal\nslow summary"), "delay_s": 30},  # the small model takes its time
+    ]
+    with ReplayServer(turns) as server:
+        async with KernelSession(tmp_path, replay_kernel_env(tmp_path / "home", server.url)) as kernel:
+            await kernel.execute("%load_ext goat_jupyter")
+            await kernel.execute("%%goat\nfirst question")
+            await kernel.execute("%%goat\nsecond question")
+            seen: list[str] = []
+            cell = asyncio.ensure_future(
+                kernel.execute("%goat compact keep numbers", on_message=lambda m: seen.append(_shown(m)))
+            )
+            await wait_for(lambda: any("Compacting the conversation" in text for text in seen), 30)
+            await wait_for(lambda: any("Stop to interrupt" in text for text in seen), 30)
+            # The kernel is not blocked: the Stop button (an interrupt) ends the await at once.
+            await kernel.interrupt()
+            result = await cell
+            assert result.status == "error"
+            assert "context compacted" not in result.text()
+            assert "Stop to interrupt" not in result.text(), "the live line is gone from the saved output"
+            after = await kernel.execute(
+                "from goat_jupyter.kernel import magic\nprint(len(magic.runtime().session.messages))"
+            )
+            assert int(after.stdout) == 4, "the conversation is unchanged after a stopped compaction"

@@ -99,7 +99,7 @@ async def test_a_run_that_crosses_the_window_compacts_and_continues_and_the_comm
 
     compacted = await kernel.execute("%goat compact keep the numbers")
     assert compacted.status == "ok", compacted.error
-    assert "context compacted:" in compacted.stdout
+    assert "context compacted:" in compacted.text()
     manual = server.requests[len(requests) :]
     assert any("Focus especially on: keep the numbers" in json.dumps(r["messages"]) for r in manual)
     status = await kernel.execute("%goat status")

@@ -57,7 +57,8 @@ class RecordingDisplay:
         return RecordedHandle(self, self.shown[-1])
 
     def kinds(self) -> list[str]:
-        return [kind_of(s.final) for s in self.shown]
+        """What stays visible: a status line hidden at the end leaves an empty output."""
+        return [kind_of(s.final) for s in self.shown if s.final != {"text/plain": ""}]
 
 
 @dataclass
@@ -468,3 +469,29 @@ def test_a_failed_run_says_what_to_check_above_the_footer():
     )
     assert "%goat config model=" in failure["text/html"] and "<details>" in failure["text/html"]
     assert error in failure["text/plain"], "the full text is kept (folded in HTML)"
+
+
+def test_a_run_is_live_from_its_first_output_and_the_line_leaves_no_trace() -> None:
+    from goat_jupyter.tools.events import Activity
+
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.begin()
+    [first] = sink.shown
+    assert "Starting · 0s · ■ Stop to interrupt" in first.final["text/plain"]
+    clock.now += 2.0
+    renderer.start("prompt", model="gpt-4o-mini", mode="default")
+    assert first.final["text/plain"].startswith("goat · model gpt-4o-mini"), (
+        "the header takes the first place"
+    )
+    assert "Working · 2s" in sink.shown[-1].final["text/plain"], "the line moved below the header at once"
+    renderer.handle(Activity("Loading litellm (first use in this kernel)"))
+    assert sink.shown[-1].final["text/plain"].startswith("Loading litellm (first use in this kernel) · 2s")
+    renderer.handle(Activity("a subagent's wait", agent_id="sub-1"))
+    assert "subagent" not in str(sink.shown[-1].final)
+    renderer.handle(TextDelta("Hello."))
+    renderer.handle(RunFinished(1, 10, 2, None, 2.0, "end_turn"))
+    renderer.close()
+    saved = "\n".join(str(s.final.get("text/plain", "")) for s in sink.shown)
+    assert "Loading litellm" not in saved and "Stop to interrupt" not in saved
+    assert sink.kinds() == ["header", "text", "footer"]

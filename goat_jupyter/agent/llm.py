@@ -240,6 +240,18 @@ def estimate_cost(litellm: ModuleType, model: str, usage: Usage) -> float | None
     return float(prompt_cost) + float(completion_cost)
 
 
+class _CountingSink:
+    """Passes streamed text on and counts it, so a failed attempt's text can be taken back."""
+
+    def __init__(self, sink: Callable[[str], None]) -> None:
+        self.sink = sink
+        self.chars = 0
+
+    def __call__(self, text: str) -> None:
+        self.chars += len(text)
+        self.sink(text)
+
+
 @dataclass
 class LLMClient:
     """Streams one assistant turn at a time; retries transient failures with backoff."""
@@ -259,7 +271,9 @@ class LLMClient:
         on_text: Callable[[str], None],
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None] | None = None,
+        on_discard: Callable[[int], None] | None = None,
     ) -> AssistantTurn:
+        """One turn; `on_discard(chars)` takes back the text a failed attempt streamed before its retry."""
         litellm = await litellm_module()
         stalled = on_stall or on_retry
         started = time.monotonic()
@@ -269,12 +283,15 @@ class LLMClient:
         if missing:  # no request: it could only fail, and litellm would call that an HTTP 500
             raise MissingCredentialsError(missing_key_text(self.model, missing))
         while True:
+            shown = _CountingSink(on_text)
             try:
-                return await self._stream_once(litellm, messages, tools, on_text, stalled)
+                return await self._stream_once(litellm, messages, tools, shown, stalled)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 self._raise_if_final(exc, litellm, attempt)
+                if shown.chars and on_discard is not None:  # the retry streams the answer again
+                    on_discard(shown.chars)
                 if kind_of(exc, litellm) == "unreachable":  # one quick retry: a server may be starting
                     on_retry(f"connection refused; retrying once in {UNREACHABLE_RETRY_S:g} s")
                     await asyncio.sleep(UNREACHABLE_RETRY_S)

@@ -14,7 +14,15 @@ from goat_jupyter.agent.session import Message, Session, as_list
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.catalog import ToolCatalog
-from goat_jupyter.tools.events import Activity, EventSink, Notice, RunFinished, TextDelta, TurnUsage
+from goat_jupyter.tools.events import (
+    Activity,
+    EventSink,
+    Notice,
+    RunFinished,
+    TextDelta,
+    TextRetracted,
+    TurnUsage,
+)
 from goat_jupyter.tools.runner import Executor, ToolCall
 
 
@@ -183,9 +191,12 @@ class Agent:
         def on_stall(message: str) -> None:
             self.emit(Notice(message, "warning", self.agent_id))
 
+        def on_discard(chars: int) -> None:
+            self.emit(TextRetracted(chars, self.agent_id))
+
         request = await self.context.fit()
         try:
-            turn = await self._send(request, on_text, on_retry, on_stall)
+            turn = await self._send(request, on_text, on_retry, on_stall, on_discard)
         except ContextLengthError:
             # The provider counts differently from us: compact once and try again.
             self.emit(
@@ -195,7 +206,7 @@ class Agent:
             )
             if not await self.context.compact(before=request.tokens):
                 raise
-            turn = await self._send(await self.context.fit(), on_text, on_retry, on_stall)
+            turn = await self._send(await self.context.fit(), on_text, on_retry, on_stall, on_discard)
         self.session.append(assistant_message(turn))
         self.session.turns += 1
         self.session.usage.add(turn.usage)
@@ -226,8 +237,11 @@ class Agent:
         on_text: Callable[[str], None],
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None],
+        on_discard: Callable[[int], None],
     ) -> AssistantTurn:
-        turn = await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall)
+        turn = await self.llm.complete(
+            request.messages, request.tools, on_text, on_retry, on_stall, on_discard
+        )
         make_call_ids_unique(turn)
         return turn
 

@@ -17,6 +17,14 @@ class TextDelta:
 
 
 @dataclass
+class TextRetracted:
+    """The last `chars` characters of streamed text belong to an attempt that stalled and is retried."""
+
+    chars: int
+    agent_id: str | None = None
+
+
+@dataclass
 class ToolStarted:
     call_id: str
     name: str
@@ -99,6 +107,7 @@ Event = (
     | Notice
     | RunFinished
     | Activity
+    | TextRetracted
 )
 EventSink = Callable[[Event], None]
 

@@ -19,6 +19,7 @@ from goat_jupyter.tools.events import (
     RunFinished,
     SubagentStarted,
     TextDelta,
+    TextRetracted,
     ToolFinished,
     ToolProgress,
     ToolStarted,
@@ -101,6 +102,13 @@ class _TextBlock(_Block):
     def append(self, text: str) -> None:
         self._parts.append(text)
 
+    def drop_tail(self, chars: int) -> int:
+        """Remove up to `chars` characters from the end; how many were removed."""
+        text = "".join(self._parts)
+        kept = max(len(text) - chars, 0)
+        self._parts = [text[:kept]]
+        return len(text) - kept
+
     def bundle(self, now: float) -> MimeBundle:
         text = "".join(self._parts)
         self._parts = [text]
@@ -174,6 +182,8 @@ class CellRenderer:
         self._clock = clock
         self._interval_s = interval_s
         self._text: _TextBlock | None = None
+        self._texts: list[_TextBlock] = []  # every text block, newest last (a retry takes text back)
+        self._attempt_chars = 0  # text shown since the last model turn ended (what a retry may take back)
         self._held_space = ""  # whitespace waiting for a new text block's first visible character
         self._cards: dict[str, _CardBlock] = {}
         self._agents: dict[str, tuple[AgentTranscript, _Block]] = {}
@@ -266,12 +276,16 @@ class CellRenderer:
             self._streamed_chars += len(event.text)
         if isinstance(event, TurnUsage) and event.agent_id is not None:
             self._sub_usage.add(event)
+        if isinstance(event, TurnUsage) and event.agent_id is None:
+            self._attempt_chars = 0
         if not isinstance(event, RunFinished) and event.agent_id is not None:
             self._on_nested(event)
             return
         match event:
             case TextDelta():
                 self._on_text(event.text)
+            case TextRetracted():
+                self._on_retracted(event.chars)
             case ToolStarted() if event.name == "TodoWrite":
                 self._todo_calls.add(event.call_id)
             case ToolFinished() if event.call_id in self._todo_calls and not event.output.is_error:
@@ -294,6 +308,7 @@ class CellRenderer:
     def _on_text(self, text: str) -> None:
         if self._text is not None:
             self._text.append(text)
+            self._attempt_chars += len(text)
             self._touch(self._text)
             return
         held = self._held_space + text
@@ -302,7 +317,19 @@ class CellRenderer:
             return
         self._held_space = ""
         self._text = _TextBlock(held.lstrip("\n"))
+        self._attempt_chars += len(held.lstrip("\n"))
+        self._texts.append(self._text)
         self._add(self._text)
+
+    def _on_retracted(self, chars: int) -> None:
+        """A stalled attempt's text goes: the retry streams the answer again (no doubled text)."""
+        self._held_space = ""
+        chars, self._attempt_chars = min(chars, self._attempt_chars), 0
+        for block in reversed(self._texts):  # a notice may have split the attempt's text in two
+            if chars <= 0:
+                break
+            chars -= block.drop_tail(chars)
+            self._touch(block)
 
     def _on_todos(self, output: Any) -> None:
         todos = parse_todos(output.metadata.get("todos"))

@@ -9,6 +9,7 @@ from goat_jupyter.tools.events import (
     Notice,
     SubagentStarted,
     TextDelta,
+    TextRetracted,
     ToolFinished,
     ToolProgress,
     ToolStarted,
@@ -19,7 +20,16 @@ from goat_jupyter.ui.text import call_line, first_line
 
 MAX_ENTRIES = 100
 MAX_TEXT_CHARS = 4_000
-NestedEvent = TextDelta | ToolStarted | ToolProgress | ToolFinished | SubagentStarted | TurnUsage | Notice
+NestedEvent = (
+    TextDelta
+    | TextRetracted
+    | ToolStarted
+    | ToolProgress
+    | ToolFinished
+    | SubagentStarted
+    | TurnUsage
+    | Notice
+)
 
 
 @dataclass
@@ -63,6 +73,11 @@ def apply_nested(transcript: AgentTranscript, event: NestedEvent) -> bool:
             entry.elapsed_s = event.elapsed_s
             if event.output.is_error:
                 entry.text += f" — {event.output.summary or first_line(event.output.content, 160)}"
+        case TextRetracted():
+            last = transcript.entries[-1] if transcript.entries else None
+            if last is None or last.kind != "text":
+                return False
+            last.text = last.text[: max(len(last.text) - event.chars, 0)]
         case Notice():
             _append(transcript, NestedEntry("notice", event.text))
         case _:  # its start, progress and usage are not shown

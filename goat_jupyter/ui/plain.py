@@ -13,6 +13,7 @@ from goat_jupyter.tools.events import (
     Notice,
     RunFinished,
     TextDelta,
+    TextRetracted,
     ToolFinished,
     ToolProgress,
     ToolStarted,
@@ -90,6 +91,10 @@ class PlainRenderer:
                 self._on_finished(event)
             case Notice():
                 self._block([notice_text(event.text, notice_level(event.level))])
+            case TextRetracted():  # printed text cannot be taken back in a terminal: say so
+                self._block(
+                    [notice_text("The partial answer above is repeated in full after the retry.", "info")]
+                )
             case RunFinished():
                 self._block([f"── {footer_text(event)}"])
             case _:  # progress and per-turn usage are not printed
@@ -123,6 +128,8 @@ class PlainRenderer:
         self._last_call = None
 
     def _on_nested(self, agent_id: str, event: NestedEvent) -> None:
+        if isinstance(event, TextRetracted):
+            return
         if isinstance(event, TextDelta):
             *done, rest = (self._agent_lines.get(agent_id, "") + event.text).split("\n")
             self._agent_lines[agent_id] = rest

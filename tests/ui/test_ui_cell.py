@@ -495,3 +495,23 @@ def test_a_run_is_live_from_its_first_output_and_the_line_leaves_no_trace() -> N
     saved = "\n".join(str(s.final.get("text/plain", "")) for s in sink.shown)
     assert "Loading litellm" not in saved and "Stop to interrupt" not in saved
     assert sink.kinds() == ["header", "text", "footer"]
+
+
+@pytest.mark.parametrize("split_by_notice", [False, True])
+def test_a_retried_attempts_text_is_taken_back_and_earlier_turns_stay(split_by_notice: bool) -> None:
+    from goat_jupyter.tools.events import TextRetracted
+
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock, interval_s=0)
+    renderer.start("prompt", model="m", mode="default")
+    renderer.handle(TextDelta("Earlier turn."))
+    renderer.handle(TurnUsage(1, 10, 3, None))
+    renderer.handle(TextDelta("\n\nLet me "))
+    if split_by_notice:
+        renderer.handle(Notice("No response from the model for 40 s…", "warning"))
+    renderer.handle(TextDelta("think"))
+    renderer.handle(TextRetracted(len("\n\nLet me think") + 50))  # more than was shown: capped
+    renderer.handle(TextDelta("Let me think. Done."))
+    renderer.close()
+    markdown = "".join(str(s.final.get("text/markdown", "")) for s in sink.shown)
+    assert markdown.count("Let me") == 1 and "Earlier turn." in markdown and "Done." in markdown

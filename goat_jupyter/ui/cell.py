@@ -386,7 +386,7 @@ class CellRenderer:
 
     def _host_for(self, agent_id: str, card_block: _CardBlock | None) -> tuple[AgentTranscript, _Block]:
         """The subagent's transcript inside its running Agent card, else in a block of its own."""
-        transcript = AgentTranscript(agent_id)
+        transcript = AgentTranscript(agent_id, base=self.base)
         if card_block is not None and card_block.card.status == "running":
             card_block.card.nested.append(transcript)
             return transcript, card_block

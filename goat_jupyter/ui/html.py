@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from goat_jupyter.tools.events import RunFinished
 from goat_jupyter.ui import style
-from goat_jupyter.ui.nested import AgentTranscript
+from goat_jupyter.ui.nested import AgentTranscript, NestedEntry
 from goat_jupyter.ui.style import CardStatus, NoticeLevel
 from goat_jupyter.ui.summary import relative, result_summary
 from goat_jupyter.ui.text import (
@@ -266,17 +266,25 @@ def nested_html(transcript: AgentTranscript) -> str:
         if entry.kind == "text":
             rows.append(f'<div style="{style.NESTED_TEXT}">{escape(entry.text)}</div>')
             continue
-        is_tool = entry.kind == "tool"
-        color = style.STATUS_COLOR[entry.status] if is_tool else style.GREY
-        glyph = style.STATUS_GLYPH[entry.status] if is_tool else style.NOTICE_GLYPH["info"]
-        elapsed = (
-            f' <span style="{style.NOTE}">{format_seconds(entry.elapsed_s)}</span>' if entry.elapsed_s else ""
-        )
-        rows.append(
-            f'<div><span style="color:{color}">{glyph}</span> <code>{escape(entry.text)}</code>{elapsed}</div>'
-        )
+        rows.append(nested_row_html(entry))
     summary = escape(f"Subagent {transcript.agent_id} · {transcript.tool_calls} tool calls")
     return f'<details><summary style="{style.SUMMARY}">{summary}</summary><div style="{style.NESTED}">{"".join(rows)}</div></details>'
+
+
+def nested_row_html(entry: NestedEntry) -> str:
+    """A subagent's step as one compact row, the way the parent's own calls read."""
+    is_tool = entry.kind == "tool"
+    color = style.STATUS_COLOR[entry.status] if is_tool else style.GREY
+    glyph = style.STATUS_GLYPH[entry.status] if is_tool else style.NOTICE_GLYPH["info"]
+    elapsed = (
+        f' <span style="{style.NOTE}">· {format_seconds(entry.elapsed_s)}</span>' if entry.elapsed_s else ""
+    )
+    if not entry.name:
+        return f'<div><span style="color:{color}">{glyph}</span> <code>{escape(entry.text)}</code>{elapsed}</div>'
+    argument = f' <code style="{style.CARD_INPUT}">{escape(entry.argument)}</code>' if entry.argument else ""
+    summary_color = f"color:{style.RED}" if entry.status == "error" else style.NOTE
+    summary = f' <span style="{summary_color}">· {escape(entry.summary)}</span>' if entry.summary else ""
+    return f'<div><span style="color:{color}">{glyph}</span> <b>{escape(entry.name)}</b>{argument}{summary}{elapsed}</div>'
 
 
 def notice_html(text: str, level: NoticeLevel) -> str:

@@ -282,8 +282,29 @@ def test_subagent_events_nest_inside_the_agent_card():
     assert sink.kinds() == ["header", "card", "other"]
     card = sink.shown[1].final["text/html"]
     assert "<details><summary" in card and "Subagent sub-1 · 1 tool calls" in card
-    assert "Scanning &lt;dirs&gt;" in card and "Glob(*.py)" in card
+    assert "Scanning &lt;dirs&gt;" in card
+    # The subagent's call reads like the parent's own rows: name, argument, result, time.
+    glob_row = next(row for row in card.split("<div>") if "<b>Glob</b>" in row)
+    assert "*.py" in glob_row and "0.01s" in glob_row and "Glob(" not in glob_row, glob_row
     assert "Subagent sub-2" in sink.shown[2].final["text/html"]
+
+
+def test_subagent_rows_name_files_relative_to_the_workspace(tmp_path: Path) -> None:
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.base = str(tmp_path)
+    renderer.start("prompt", model="m", mode="default")
+    for event in [
+        ToolStarted("c1", "Agent", "Explore", {"description": "Explore", "prompt": "go"}),
+        SubagentStarted("c1", agent_id="sub-1"),
+        ToolStarted("s1", "Read", "Read", {"file_path": str(tmp_path / "data" / "a.csv")}, agent_id="sub-1"),
+        ToolFinished("s1", "Read", ToolOutput("x\ny\n", is_error=True), 0.02, agent_id="sub-1"),
+        ToolFinished("c1", "Agent", ToolOutput("Done."), 1.0),
+    ]:
+        renderer.handle(event)
+    renderer.close()
+    card = sink.shown[1].final["text/html"]
+    assert "data/a.csv" in card and str(tmp_path) not in card
 
 
 def test_parallel_subagents_each_nest_in_their_own_agent_card():

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from goat_jupyter.errors import LLMError
 
-PANEL = "the goat settings panel (command palette: goat settings)"
+PANEL = "the goat settings panel (Settings menu, or the goat icon in the left sidebar)"
 Kind = Literal["missing_key", "rejected_key", "unknown_model", "unreachable", "other"]
 
 _MISSING_KEY_PHRASES = ("missing credentials", "api_key client option must be set", "no api key")

@@ -92,3 +92,34 @@ test('storing a key keeps the unsaved edits of the form', async ({ page }) => {
   });
   expect(reset.ok()).toBe(true);
 });
+
+test('the panel is in the Settings menu and the left sidebar; a failed test is said on save', async ({ page }) => {
+  // The left sidebar has the goat tab (with its icon).
+  const tab = page.locator('.jp-SideBar.jp-mod-left li[data-id="goat-settings"]');
+  await expect(tab).toHaveCount(1);
+  await expect(tab.locator('svg')).toHaveCount(1);
+  // The Settings menu opens it.
+  await page.locator('.lm-MenuBar-itemLabel', { hasText: 'Settings' }).click();
+  await page.locator('.lm-Menu-itemLabel', { hasText: 'goat settings' }).click();
+  const panel = page.locator('#goat-settings');
+  await expect(panel).toBeVisible();
+  await expect(panel.locator('[data-goat="model"]')).toHaveAttribute('placeholder', /default: gpt-4o-mini/);
+
+  const broken = JSON.stringify({ nowhere: { command: 'goat-no-such-command-xyz' } }, null, 2);
+  await panel.locator('[data-goat="mcp"]').fill(broken);
+  await panel.locator('[data-goat="mcp-test"]').click();
+  await expect(panel.locator('[data-goat="mcp-result"]')).toContainText('nowhere: failed', { timeout: 60_000 });
+  await panel.locator('[data-goat="save"]').click();
+  await expect(panel.locator('[data-goat="status"]')).toContainText('Saved');
+  await expect(panel.locator('[data-goat="mcp-warning"]')).toContainText('connection test failed for nowhere');
+  if (SHOTS) {
+    await page.screenshot({ path: `${SHOTS}/settings-sidebar-light.png` });
+    await page.theme.setDarkTheme();
+    await page.screenshot({ path: `${SHOTS}/settings-sidebar-dark.png` });
+    await page.theme.setLightTheme();
+    await page.setViewportSize({ width: 490, height: 800 });
+    await page.screenshot({ path: `${SHOTS}/settings-sidebar-narrow.png` });
+  }
+  const reset = await page.request.put('/goat/settings', { data: { mcpServers: {} } });
+  expect(reset.ok()).toBe(true);
+});

@@ -123,3 +123,30 @@ test('the panel is in the Settings menu and the left sidebar; a failed test is s
   const reset = await page.request.put('/goat/settings', { data: { mcpServers: {} } });
   expect(reset.ok()).toBe(true);
 });
+
+test('a %%goat cell keeps its Markdown mode when the notebook opens, and long lines wrap', async ({
+  page,
+  tmpPath
+}) => {
+  const prompt = '%%goat\n' + 'Please read the sales data and tell me which month was the weakest and why. '.repeat(4);
+  await putNotebook(page, `${tmpPath}/mode.ipynb`, [
+    { id: 'goat', cell_type: 'code', source: prompt },
+    { id: 'plain', cell_type: 'code', source: 'x = 1' }
+  ]);
+  await openNotebook(page, `${tmpPath}/mode.ipynb`); // waits for the kernel (its language info)
+  await page.waitForTimeout(500);
+  const modes = await page.evaluate(() => {
+    const panel = (window as any).jupyterapp.shell.currentWidget;
+    return panel.content.widgets.map((cell: any) => ({
+      mime: cell.model.mimeType,
+      wrap: cell.editor?.getOption('lineWrap')
+    }));
+  });
+  expect(modes[0]).toEqual({ mime: 'text/x-ipythongfm', wrap: true });
+  expect(modes[1].mime).toBe('text/x-ipython');
+  expect(modes[1].wrap).toBeFalsy();
+  if (SHOTS) {
+    await page.setViewportSize({ width: 490, height: 800 });
+    await page.screenshot({ path: `${SHOTS}/prompt-cell-narrow.png` });
+  }
+});

@@ -22,6 +22,7 @@ from goat_jupyter.ui.comm_idle import (
     show_until_answered,
 )
 from goat_jupyter.ui.preview import Preview, arguments_block, build_preview
+from goat_jupyter.ui.preview import release as release_locked
 from goat_jupyter.ui.summary import relative
 
 CHOICES: dict[Choice, str] = {
@@ -198,7 +199,7 @@ def for_people(request: ApprovalRequest, preview: Preview, base: str) -> tuple[A
     shown = dataclasses.replace(
         request, title=relative(request.title, base), reason=relative(request.reason, base)
     )
-    return shown, Preview(relative(preview.html, base), relative(preview.text, base))
+    return shown, Preview(relative(preview.html, base), relative(preview.text, base), preview.locked)
 
 
 async def ask_approval(
@@ -211,11 +212,15 @@ async def ask_approval(
         request, preview.html + relative(arguments_block(request.args), str(cwd)), preview.html
     )
     waiting = f"goat asks permission for {request.tool_name}: {request.title}"
-    return await show_until_answered(
-        show,
-        WidgetView(prompt.view, waiting, html=prompt.fallback_html),
-        prompt.answer,
-        lambda answer: answer_record(request, answer, preview),
-        cancelled_record(request),
-        waiting,
-    )
+    try:
+        return await show_until_answered(
+            show,
+            WidgetView(prompt.view, waiting, html=prompt.fallback_html),
+            prompt.answer,
+            lambda answer: answer_record(request, answer, preview),
+            cancelled_record(request),
+            waiting,
+        )
+    finally:
+        if preview.locked is not None:
+            await release_locked(notebook, preview.locked)

@@ -5,7 +5,18 @@
  */
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 
-import { expectText, KERNEL_READY_MS, openNotebook, outputOf, putNotebook, startCell } from './goat-helpers';
+import {
+  expectButton,
+  expectText,
+  KERNEL_READY_MS,
+  openNotebook,
+  outputOf,
+  putCassette,
+  putNotebook,
+  setupSource,
+  startCell,
+  startGoat
+} from './goat-helpers';
 
 test.describe.configure({ timeout: 180_000 });
 
@@ -149,4 +160,34 @@ test('a %%goat cell keeps its Markdown mode when the notebook opens, and long li
     await page.setViewportSize({ width: 490, height: 800 });
     await page.screenshot({ path: `${SHOTS}/prompt-cell-narrow.png` });
   }
+});
+
+test('the cell RunCell asks to run is read-only until the user decides', async ({ page, tmpPath }) => {
+  await putCassette(page, `${tmpPath}/run.json`, [
+    { match: '[run]', text: '', tool_calls: [{ name: 'RunCell', arguments: { cell_id: 'compute' } }] },
+    { match: '[run]', text: 'The cell printed 42.' }
+  ]);
+  await putNotebook(page, `${tmpPath}/run.ipynb`, [
+    { id: 'setup', cell_type: 'code', source: setupSource('run.json') },
+    { id: 'goat', cell_type: 'code', source: '%%goat\n[run] Run the compute cell.' },
+    { id: 'compute', cell_type: 'code', source: 'print(6*7)' }
+  ]);
+  await openNotebook(page, `${tmpPath}/run.ipynb`);
+  await startGoat(page, 'setup');
+  await startCell(page, 'goat');
+  const output = await outputOf(page, 'goat');
+  const allowOnce = await expectButton(output, 'Allow once');
+  const state = () =>
+    page.evaluate(() => {
+      const panel = (window as any).jupyterapp.shell.currentWidget;
+      const cell = panel.content.widgets.find((c: any) => c.model.id === 'compute');
+      return { readOnly: cell.readOnly as boolean, editorReadOnly: cell.editor?.getOption('readOnly') };
+    });
+  await expect.poll(state).toEqual({ readOnly: true, editorReadOnly: true });
+  if (SHOTS) {
+    await page.screenshot({ path: `${SHOTS}/runcell-approval-locked.png` });
+  }
+  await allowOnce.click();
+  await expectText(output, 'The cell printed 42.');
+  expect((await state()).readOnly).toBe(false);
 });

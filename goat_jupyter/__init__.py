@@ -49,11 +49,18 @@ def unload_ipython_extension(ip: Any) -> None:
 async def _run(line: str, body: str) -> None:  # pyright: ignore[reportUnusedFunction]
     """The target of the %%goat cell rewrite: `await goat_jupyter._run(line, body)`."""
     from goat_jupyter.kernel.extension import await_agent_import
+    from goat_jupyter.ui import make_renderer  # already imported by %load_ext: cheap
 
-    await await_agent_import()
+    renderer = make_renderer("auto")
+    renderer.begin()  # a live line from the first moment: importing the agent can take seconds
+    try:
+        await await_agent_import()
+    except BaseException:
+        renderer.close()
+        raise
     from goat_jupyter.kernel import magic
 
-    await magic.run_cell(line, body)
+    await magic.run_cell(line, body, renderer)
 
 
 async def _undo() -> None:  # pyright: ignore[reportUnusedFunction]
@@ -65,6 +72,17 @@ async def _undo() -> None:  # pyright: ignore[reportUnusedFunction]
     from goat_jupyter.kernel.magic import runtime
 
     await undo_last(runtime())
+
+
+async def _compact(focus: str) -> None:  # pyright: ignore[reportUnusedFunction]
+    """The target of the `%goat compact [focus]` rewrite."""
+    from goat_jupyter.kernel.extension import await_agent_import
+
+    await await_agent_import()
+    from goat_jupyter.kernel.commands.context import compact_in_cell
+    from goat_jupyter.kernel.magic import runtime
+
+    await compact_in_cell(runtime(), focus)
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:  # pyright: ignore[reportUnusedFunction]

@@ -44,6 +44,10 @@ class PermissionDeniedError(GoatError):
     code = "PERMISSION_DENIED"
 
 
+class UserDeniedError(PermissionDeniedError):
+    """The user clicked Deny: the message is for the model; the cell already holds the user's record."""
+
+
 class ToolTimeoutError(GoatError):
     code = "TIMEOUT"
 

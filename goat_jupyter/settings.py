@@ -97,6 +97,7 @@ _ENV_KEYS = {
     "GOAT_SMALL_MODEL": "small_model",
     "GOAT_PERMISSION_MODE": "permission_mode",
 }
+ENV_KEYS: Mapping[str, str] = _ENV_KEYS  # variable -> setting, for saying what overrides what
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from goat_jupyter.agent.provider_errors import (
+    MissingCredentialsError,
+    kind_of,
+    missing_key_text,
+    missing_key_variables,
+    permanent_error,
+)
 from goat_jupyter.agent.resilience import (
     RetryPolicy,
     StreamTimeoutError,
@@ -32,6 +39,7 @@ _import_lock = threading.Lock()
 _warm_started = False
 warmed = threading.Event()  # set when the background warm-up has finished (benchmarks wait on it)
 
+UNREACHABLE_RETRY_S = 0.5
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 
 
@@ -245,6 +253,18 @@ def estimate_cost(litellm: ModuleType, model: str, usage: Usage) -> float | None
     return float(prompt_cost) + float(completion_cost)
 
 
+class _CountingSink:
+    """Passes streamed text on and counts it, so a failed attempt's text can be taken back."""
+
+    def __init__(self, sink: Callable[[str], None]) -> None:
+        self.sink = sink
+        self.chars = 0
+
+    def __call__(self, text: str) -> None:
+        self.chars += len(text)
+        self.sink(text)
+
+
 @dataclass
 class LLMClient:
     """Streams one assistant turn at a time; retries transient failures with backoff."""
@@ -265,23 +285,33 @@ class LLMClient:
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None] | None = None,
         answer_cap: int | None = None,
+        on_discard: Callable[[int], None] | None = None,
     ) -> AssistantTurn:
-        """One streamed turn; `answer_cap` lowers max_tokens for this request (a budget's limit)."""
+        """One turn. `answer_cap` lowers max_tokens for this request (a budget's limit);
+        `on_discard(chars)` takes back the text a failed attempt streamed before its retry."""
         litellm = await litellm_module()
         stalled = on_stall or on_retry
         started = time.monotonic()
         waited = 0.0
         attempt = 0
+        missing = missing_key_variables(litellm, self.model, self.extra)
+        if missing:  # no request: it could only fail, and litellm would call that an HTTP 500
+            raise MissingCredentialsError(missing_key_text(self.model, missing))
         while True:
+            shown = _CountingSink(on_text)
             try:
-                return await self._stream_once(litellm, messages, tools, on_text, stalled, answer_cap)
+                return await self._stream_once(litellm, messages, tools, shown, stalled, answer_cap)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                if is_context_overflow(exc, litellm):
-                    raise ContextLengthError(f"The request does not fit the model's context: {exc}") from exc
-                if not is_retryable(exc, litellm):
-                    raise LLMError(f"The model call failed: {type(exc).__name__}: {exc}") from exc
+                self._raise_if_final(exc, litellm, attempt)
+                if shown.chars and on_discard is not None:  # the retry streams the answer again
+                    on_discard(shown.chars)
+                if kind_of(exc, litellm) == "unreachable":  # one quick retry: a server may be starting
+                    on_retry(f"connection refused; retrying once in {UNREACHABLE_RETRY_S:g} s")
+                    await asyncio.sleep(UNREACHABLE_RETRY_S)
+                    attempt += 1
+                    continue
                 wait = self.retry.delay(attempt, retry_after_seconds(exc))
                 if attempt >= self.retry.max_retries or waited + wait > self.retry.max_total_wait_s:
                     raise LLMError(self._give_up(exc, attempt + 1, time.monotonic() - started)) from exc
@@ -289,6 +319,19 @@ class LLMClient:
                 await asyncio.sleep(wait)
                 waited += wait
                 attempt += 1
+
+    def _raise_if_final(self, exc: Exception, litellm: ModuleType, attempt: int) -> None:
+        """Raise the typed error for a failure that no (further) retry can fix."""
+        if is_context_overflow(exc, litellm):
+            raise ContextLengthError(f"The request does not fit the model's context: {exc}") from exc
+        kind = kind_of(exc, litellm)
+        if kind == "unreachable" and attempt == 0:
+            return
+        final = permanent_error(exc, kind, self.model, litellm)
+        if final is not None:
+            raise final from exc
+        if not is_retryable(exc, litellm):
+            raise LLMError(f"The model call failed: {type(exc).__name__}: {exc}") from exc
 
     def _give_up(self, exc: BaseException, attempts: int, elapsed_s: float) -> str:
         return (

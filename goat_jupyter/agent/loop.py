@@ -15,7 +15,15 @@ from goat_jupyter.agent.spend import BudgetReachedError, Limits, Prices, RunSpen
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.catalog import ToolCatalog
-from goat_jupyter.tools.events import EventSink, Notice, RunFinished, TextDelta, TurnUsage
+from goat_jupyter.tools.events import (
+    Activity,
+    EventSink,
+    Notice,
+    RunFinished,
+    TextDelta,
+    TextRetracted,
+    TurnUsage,
+)
 from goat_jupyter.tools.redaction import CleanSink
 from goat_jupyter.tools.runner import Executor, ToolCall
 
@@ -195,21 +203,17 @@ class Agent:
             self.emit(Notice(f"Model request failed: {message}", "warning", self.agent_id))
 
         if not litellm_loaded():  # the first cell right after %load_ext waits for the import
-            self.emit(
-                Notice(
-                    "Loading litellm (first use in this kernel, a few seconds)…",
-                    "info",
-                    self.agent_id,
-                    transient=True,
-                )
-            )
+            self.emit(Activity("Loading litellm (first use in this kernel)", self.agent_id))
 
         def on_stall(message: str) -> None:
             self.emit(Notice(message, "warning", self.agent_id))
 
+        def on_discard(chars: int) -> None:
+            self.emit(TextRetracted(chars, self.agent_id))
+
         request = await self.context.fit()
         try:
-            turn = await self._send(request, on_text, on_retry, on_stall)
+            turn = await self._send(request, on_text, on_retry, on_stall, on_discard)
         except ContextLengthError:
             # The provider counts differently from us: compact once and try again.
             self.emit(
@@ -219,7 +223,7 @@ class Agent:
             )
             if not await self.context.compact(before=request.tokens):
                 raise
-            turn = await self._send(await self.context.fit(), on_text, on_retry, on_stall)
+            turn = await self._send(await self.context.fit(), on_text, on_retry, on_stall, on_discard)
         self.session.append(assistant_message(turn))
         self.session.turns += 1
         self.session.usage.add(turn.usage)
@@ -251,9 +255,12 @@ class Agent:
         on_text: Callable[[str], None],
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None],
+        on_discard: Callable[[int], None],
     ) -> AssistantTurn:
         cap = self._answer_cap(request.tokens)
-        turn = await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall, cap)
+        turn = await self.llm.complete(
+            request.messages, request.tools, on_text, on_retry, on_stall, cap, on_discard
+        )
         make_call_ids_unique(turn)
         self.spend.add(turn.usage.prompt_tokens, turn.usage.completion_tokens, turn.usage.cost_usd)
         return turn

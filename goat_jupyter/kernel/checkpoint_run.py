@@ -17,6 +17,7 @@ from goat_jupyter.ui import CellRenderer, Renderer, style
 from goat_jupyter.ui.approval import who
 from goat_jupyter.ui.comm_idle import Bundle, WidgetView, current_kernel, ipywidgets, on_click, record_bundle
 from goat_jupyter.ui.interaction import detect_interaction
+from goat_jupyter.ui.summary import relative
 
 REVERT_LABEL = "Revert this run"
 _log = logging.getLogger(__name__)
@@ -79,9 +80,9 @@ def offer_revert(goat: GoatRuntime, run: RunCheckpoint, renderer: Renderer) -> N
         renderer.handle(Notice(f"{run.summary()} `%goat undo` reverts it.", "info"))
 
 
-def revert_record(report: RevertReport) -> Bundle:
+def revert_record(report: RevertReport, base: str) -> Bundle:
     """What the transcript keeps in place of the button once the run is reverted."""
-    first, *rest = report.text().splitlines()
+    first, *rest = relative(report.text(), base).splitlines()
     return record_bundle(
         "↶",
         style.AMBER,
@@ -138,7 +139,8 @@ class RevertButton:
             self.button.disabled = False
             return
         self.button.description = "Reverted"
-        self.status.value = f"<pre style='margin:0'>{escape(report.text())}</pre>"
+        shown = relative(report.text(), str(self.goat.session.workspace))
+        self.status.value = f"<pre style='margin:0'>{escape(shown)}</pre>"
         await self._record(report)
 
     async def _record(self, report: RevertReport) -> None:
@@ -150,7 +152,7 @@ class RevertButton:
         scoped = service.fork()
         try:
             if await scoped.hello() is not None:
-                data = revert_record(report)
+                data = revert_record(report, str(self.goat.session.workspace))
                 await scoped.bridge.request(
                     "replace_goat_output", cell_id=self.cell_id, key=self.key, data=data
                 )
@@ -186,4 +188,4 @@ async def undo_last(goat: GoatRuntime) -> None:
     report = await revert_run(goat, run, probe=running_cell()[1])
     from IPython.display import display  # pyright: ignore[reportUnknownVariableType]
 
-    display(revert_record(report), raw=True)
+    display(revert_record(report, str(goat.session.workspace)), raw=True)

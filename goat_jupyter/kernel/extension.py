@@ -12,8 +12,10 @@ CELL_PREFIX = "%%goat"
 # once can trip Python's import-deadlock detection, so the kernel thread waits for this first.
 _agent_imported = threading.Event()
 _agent_imported.set()  # nothing to wait for until load() starts a warm-up
+# `%goat` lines that wait on the notebook or the model: run as awaits, so the kernel stays responsive.
 _UNDO_LINE = re.compile(r"%goat\s+undo\s*")
 _UNDO_CALL = "await __import__('goat_jupyter')._undo()\n"
+_COMPACT_LINE = re.compile(r"%goat\s+compact(?:\s+(?P<focus>.*?))?\s*")
 
 
 def transform_goat_cell(lines: list[str]) -> list[str]:
@@ -28,10 +30,21 @@ def transform_goat_cell(lines: list[str]) -> list[str]:
 
 
 def transform_undo(lines: list[str]) -> list[str]:
-    """Rewrite top-level `%goat undo` lines into an await: undo makes notebook-bridge round trips."""
+    """Rewrite top-level `%goat undo` and `%goat compact` lines into awaits: undo makes notebook-bridge
+    round trips, compact waits for the small model (with a live line, Stop working)."""
     if lines and lines[0].startswith("%%"):
         return lines  # a cell magic's body is its own business (a %%goat prompt may mention undo)
-    return [_UNDO_CALL if _UNDO_LINE.fullmatch(line.rstrip("\n")) else line for line in lines]
+    return [_awaited(line) for line in lines]
+
+
+def _awaited(line: str) -> str:
+    text = line.rstrip("\n")
+    if _UNDO_LINE.fullmatch(text):
+        return _UNDO_CALL
+    compact = _COMPACT_LINE.fullmatch(text)
+    if compact:
+        return f"await __import__('goat_jupyter')._compact({compact.group('focus') or ''!r})\n"
+    return line
 
 
 def wait_for_agent_import(timeout_s: float = 60) -> None:

@@ -97,20 +97,22 @@ def runtime() -> GoatRuntime:
     return _runtime
 
 
-async def run_cell(line: str, body: str) -> None:
-    """What a %%goat cell awaits (see `extension.transform_goat_cell`)."""
+async def run_cell(line: str, body: str, renderer: Renderer | None = None) -> None:
+    """What a %%goat cell awaits (see `extension.transform_goat_cell`); `renderer` may be live already."""
+    renderer = renderer or make_renderer("auto")
     try:
         options = parse_cell_options(line)
     except OptionError as exc:
+        renderer.close()
         print(exc)
         return
     prompt = body.strip()
     if not prompt:
+        renderer.close()
         print("%%goat: write your request in the cell below the %%goat line.")
         return
     goat = runtime()
     settings = goat.session.settings
-    renderer = make_renderer("auto")
     attach_interaction(goat, renderer)
     renderer.start(
         prompt,
@@ -127,25 +129,22 @@ async def run_cell(line: str, body: str) -> None:
         renderer.close()
         raise GoatInterruptedError(events.turns) from None
     except Exception as exc:  # the cell shows the failure; the session stays usable
-        show_failure(renderer, f"{type(exc).__name__}: {exc}", options.model or settings.model)
+        show_failure(renderer, exc, options.model or settings.model)
     renderer.close()
 
 
-def show_failure(renderer: Renderer, error_text: str, model: str) -> None:
+def show_failure(renderer: Renderer, exc: BaseException, model: str) -> None:
     """The failure as one sentence with what to check (full text folded), above the footer."""
     from goat_jupyter.tools.events import Notice
     from goat_jupyter.tools.redaction import clean_text
+    from goat_jupyter.ui.failure import explain_exception, failure_bundle
 
-    error_text = clean_text(error_text)  # a provider's error may quote the key it was sent
-
+    sentence, error_text = explain_exception(exc, model)
+    sentence, error_text = clean_text(sentence), clean_text(error_text)  # an error may quote the key
     if isinstance(renderer, CellRenderer):
-        from goat_jupyter.ui.failure import failure_bundle
-
-        renderer.add_bundle(failure_bundle(error_text, model))
+        renderer.add_bundle(failure_bundle(sentence, error_text))
         return
-    from goat_jupyter.ui.failure import explain
-
-    renderer.handle(Notice(f"{explain(error_text, model)}\n{error_text}", "error"))
+    renderer.handle(Notice(f"{sentence}\n{error_text}".strip(), "error"))
 
 
 def attach_interaction(goat: GoatRuntime, renderer: Renderer) -> None:

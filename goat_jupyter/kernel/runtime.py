@@ -15,6 +15,7 @@ from goat_jupyter.kernel import executions
 from goat_jupyter.kernel.kernel_state import StaleReminder
 from goat_jupyter.kernel.services import kernel_service
 from goat_jupyter.mcp import McpManager, attach_mcp
+from goat_jupyter.mcp.manager import ServerChanges
 from goat_jupyter.notebook.select import live_notebook_service
 from goat_jupyter.permissions.hooks import HookRunner
 from goat_jupyter.plugins.registry import custom_tools
@@ -98,11 +99,11 @@ class GoatRuntime:
         services.kernel = services.kernel or kernel_service()
         services.executions = services.executions or executions.LOG
 
-    def reload_settings(self) -> None:
+    def reload_settings(self) -> ServerChanges:
         """Read the settings files again (after `%goat config reload` or a change of folder trust);
         MCP servers whose configuration changed restart, new ones start, dropped ones stop."""
         self.session.settings = load_settings(self.workspace)
-        self.mcp_manager().reconfigure(self.session.settings.mcp_servers)
+        return self.mcp_manager().reconfigure(self.session.settings.mcp_servers)
 
     def start_background_services(self) -> None:
         """Begin what connects in the background (MCP servers) as soon as the extension loads."""

@@ -4,7 +4,7 @@ with the tools the connected servers offer."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,6 +34,19 @@ class ToolTable(Protocol):
     def unregister_mcp_tools(self, prefix: str) -> list[str]: ...
 
     def names(self) -> list[str]: ...
+
+
+@dataclass
+class ServerChanges:
+    """What a reload did to the running servers (a changed server is in both lists)."""
+
+    stopped: list[str] = field(default_factory=lambda: list[str]())
+    started: list[str] = field(default_factory=lambda: list[str]())
+
+    def text(self) -> str:
+        parts = [f"stopped {', '.join(self.stopped)}"] if self.stopped else []
+        parts += [f"starting {', '.join(self.started)}"] if self.started else []
+        return "MCP servers: " + ("; ".join(parts) or "unchanged") + "."
 
 
 @dataclass
@@ -69,29 +82,33 @@ class McpManager:
             name, config, cwd=self.workspace, timeouts=self.timeouts, listener=self._on_status
         )
 
-    def reconfigure(self, settings_servers: Mapping[str, Any] | None = None) -> None:
-        """Read the configuration again (e.g. after folder trust changed): servers whose entry changed
-        or went away stop, new ones start; unchanged ones keep running."""
-        config = load_mcp_config(self.workspace, settings_servers, self._environ)
+    def reconfigure(self, settings_servers: Mapping[str, Any] | None) -> ServerChanges:
+        """Read the server list again (`%goat config reload`, a change of folder trust): stop removed or changed servers, start new ones.
+
+        Unchanged servers keep their live connection; new ones start connecting now when a loop runs."""
+        self.config = load_mcp_config(self.workspace, settings_servers, self._environ)
+        changes = ServerChanges()
         for name, conn in list(self.connections.items()):
-            if config.servers.get(name) != conn.config:
+            if self.config.servers.get(name) != conn.config:
                 del self.connections[name]
-                self._close_later(conn)
+                self._spawn(conn.close())
                 if self._table is not None:
                     self._table.unregister_mcp_tools(f"mcp__{name}__")
-        for name, server in config.servers.items():
+                changes.stopped.append(name)
+        for name, config in self.config.servers.items():
             if name not in self.connections:
-                self.connections[name] = self._new_connection(name, server)
-        self.config = config
-        self._waited = False
+                self.connections[name] = self._new_connection(name, config)
+                changes.started.append(name)
+        self._waited = False  # the next turn waits for the new servers, as the first one did
         self.start()
+        return changes
 
-    def _close_later(self, conn: ServerConnection) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         try:
-            loop = asyncio.get_running_loop()
+            task = asyncio.get_running_loop().create_task(work)
         except RuntimeError:
-            return  # no loop: nothing of this manager was started either
-        task = loop.create_task(conn.close())
+            work.close()  # no loop: nothing was started, so there is nothing to stop
+            return
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -146,7 +163,8 @@ class McpManager:
 
     def _on_status(self, conn: ServerConnection) -> None:
         table = self._table
-        if table is None:
+        current = self.connections.get(conn.name)
+        if table is None or (current is not None and current is not conn):  # replaced by a reload
             return
         if conn.status == "connected":
             table.show_mcp_tools(self, conn)

@@ -20,6 +20,7 @@ class PermissionDecision:
     behavior: Behavior
     message: str = ""
     updated_input: dict[str, Any] | None = None
+    by_user: bool = False  # the user answered an approval prompt (its record is in the cell)
 
 
 @dataclass

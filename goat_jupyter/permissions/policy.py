@@ -215,7 +215,9 @@ class RulePolicy:
         self, answer: ApprovalAnswer, request: ApprovalRequest, session: SessionState
     ) -> PermissionDecision:
         if answer.choice == "deny":
-            return PermissionDecision("deny", denial_message(request.tool_name, answer.feedback))
+            return PermissionDecision(
+                "deny", denial_message(request.tool_name, answer.feedback), by_user=True
+            )
         for rule in request.rules:
             if answer.choice == "allow_session":
                 _add_once(session.session_rules, rule)

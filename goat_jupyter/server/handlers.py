@@ -86,6 +86,10 @@ class GoatHandler(APIHandler):
         except BodyError as exc:
             raise web.HTTPError(400, str(exc)) from None
 
+    def root(self) -> Path:
+        """The server's root folder: the project whose files may override the panel's settings."""
+        return Path(self.settings.get("server_root_dir") or ".").expanduser()
+
     def reply(self, payload: object, status: int = 200) -> None:
         self.set_status(status)
         self.finish(json.dumps(payload))
@@ -96,7 +100,7 @@ class SettingsHandler(GoatHandler):
     @authorized
     def get(self) -> None:
         try:
-            self.reply(user_settings.panel_view())
+            self.reply(user_settings.panel_view(workspace=self.root()))
         except user_settings.SettingsFileError as exc:
             self.reply({"errors": [{"field": "file", "message": str(exc)}]}, 409)
 
@@ -109,7 +113,7 @@ class SettingsHandler(GoatHandler):
             self.reply({"errors": problems}, 400)
             return
         try:
-            self.reply(user_settings.write(update))
+            self.reply(user_settings.write(update, workspace=self.root()))
         except user_settings.SettingsFileError as exc:
             self.reply({"errors": [{"field": "file", "message": str(exc)}]}, 409)
 
@@ -165,8 +169,7 @@ class McpTestHandler(GoatHandler):
     @authorized
     async def post(self) -> None:
         body = self.body()
-        root = Path(self.settings.get("server_root_dir") or ".").expanduser()
-        self.reply(await check_connection(str(body.get("name") or "test"), body.get("server"), root))
+        self.reply(await check_connection(str(body.get("name") or "test"), body.get("server"), self.root()))
 
 
 class TrustHandler(GoatHandler):

@@ -12,9 +12,10 @@ from typing import Any, cast
 
 from goat_jupyter.config import autoload
 from goat_jupyter.config.files import write_atomically
+from goat_jupyter.config.overrides import overrides
 from goat_jupyter.mcp.config import parse_server
 from goat_jupyter.permissions.rules import parse_rule
-from goat_jupyter.settings import PERMISSION_MODES, user_settings_path
+from goat_jupyter.settings import PERMISSION_MODES, Settings, user_settings_path
 
 RULE_LISTS = ("allow", "ask", "deny")
 PANEL_KEYS = ("model", "small_model", "permission_mode", "permissions", "mcpServers", "autoload")
@@ -40,8 +41,9 @@ def read_file(path: Path | None = None) -> dict[str, Any]:
     return cast("dict[str, Any]", data)
 
 
-def panel_view(path: Path | None = None) -> dict[str, Any]:
-    """What the panel shows: the panel's keys with defaults filled in (never a key value)."""
+def panel_view(path: Path | None = None, workspace: Path | None = None) -> dict[str, Any]:
+    """What the panel shows: the panel's keys with defaults filled in (never a key value), the
+    effective defaults, and the settings a project file in `workspace` or the environment overrides."""
     data = read_file(path)
     block = data.get("permissions")
     rules = cast("dict[str, Any]", block) if isinstance(block, dict) else {}
@@ -53,6 +55,8 @@ def panel_view(path: Path | None = None) -> dict[str, Any]:
         "mcpServers": data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {},
         "autoload": autoload.is_enabled(),
         "path": str(path or user_settings_path()),
+        "defaults": {"model": Settings().model},
+        "overrides": [{"key": o.key, "value": o.value, "by": o.by} for o in overrides(workspace)],
     }
 
 
@@ -147,7 +151,9 @@ def _server_problems(servers: object) -> Iterator[Problem]:
             yield {"field": "mcpServers", "server": name, "message": str(exc)}
 
 
-def write(update: Mapping[str, Any], path: Path | None = None) -> dict[str, Any]:
+def write(
+    update: Mapping[str, Any], path: Path | None = None, workspace: Path | None = None
+) -> dict[str, Any]:
     """Apply a validated update; returns the new panel view."""
     path = path or user_settings_path()
     data = read_file(path)
@@ -164,4 +170,4 @@ def write(update: Mapping[str, Any], path: Path | None = None) -> dict[str, Any]
     if "autoload" in update:
         (autoload.enable if update["autoload"] else autoload.disable)()
     write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    return panel_view(path)
+    return panel_view(path, workspace)

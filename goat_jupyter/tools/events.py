@@ -17,6 +17,14 @@ class TextDelta:
 
 
 @dataclass
+class TextRetracted:
+    """The last `chars` characters of streamed text belong to an attempt that stalled and is retried."""
+
+    chars: int
+    agent_id: str | None = None
+
+
+@dataclass
 class ToolStarted:
     call_id: str
     name: str
@@ -83,8 +91,25 @@ class RunFinished:
     extra: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
 
 
+@dataclass
+class Activity:
+    """What the run waits on now ("Loading litellm"), for the live status line; not kept in the transcript."""
+
+    label: str
+    agent_id: str | None = None
+
+
 Event = (
-    TextDelta | ToolStarted | ToolProgress | ToolFinished | SubagentStarted | TurnUsage | Notice | RunFinished
+    TextDelta
+    | ToolStarted
+    | ToolProgress
+    | ToolFinished
+    | SubagentStarted
+    | TurnUsage
+    | Notice
+    | RunFinished
+    | Activity
+    | TextRetracted
 )
 EventSink = Callable[[Event], None]
 

@@ -18,6 +18,7 @@ from goat_jupyter.errors import (
     PermissionDeniedError,
     ToolExecutionError,
     UnknownToolError,
+    UserDeniedError,
 )
 from goat_jupyter.text import cut_middle, map_strings, without_surrogates
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
@@ -54,7 +55,11 @@ def error_output(exc: GoatError, *, title: str = "") -> ToolOutput:
     text = f"Error: {exc.message}"
     if exc.output:
         text += f"\n{exc.output}"
-    return ToolOutput(text, is_error=True, title=title, metadata={"error_code": exc.code})
+    output = ToolOutput(text, is_error=True, title=title, metadata={"error_code": exc.code})
+    if isinstance(exc, UserDeniedError):  # one record per decision: the approval's, in the user's words
+        output.metadata["denied_by"] = "user"
+        output.summary, output.display = "denied by the user", ""
+    return output
 
 
 def unexpected_error(tool_name: str, exc: Exception) -> ToolExecutionError:
@@ -240,7 +245,8 @@ class Executor:
         decision = await self.policy.decide(tool, parsed, ctx, hook)
         self._waited[call.id] = time.perf_counter() - asked
         if decision.behavior != "allow":
-            raise PermissionDeniedError(decision.message or f"Permission to use {tool.name} was denied.")
+            denied = UserDeniedError if decision.by_user else PermissionDeniedError
+            raise denied(decision.message or f"Permission to use {tool.name} was denied.")
         if decision.updated_input is not None:
             args = decision.updated_input
             parsed = self._validate(tool, args)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from html import escape
@@ -21,6 +22,8 @@ from goat_jupyter.ui.comm_idle import (
     show_until_answered,
 )
 from goat_jupyter.ui.preview import Preview, arguments_block, build_preview
+from goat_jupyter.ui.preview import release as release_locked
+from goat_jupyter.ui.summary import relative
 
 CHOICES: dict[Choice, str] = {
     "allow_once": "Allow once",
@@ -214,18 +217,33 @@ class ApprovalPrompt:
         self.edit_error.value = f'<span style="color:{style.RED}">{escape(text)}</span>'
 
 
+def for_people(request: ApprovalRequest, preview: Preview, base: str) -> tuple[ApprovalRequest, Preview]:
+    """The prompt's and the record's words with workspace-relative paths (the call itself keeps its own)."""
+    shown = dataclasses.replace(
+        request, title=relative(request.title, base), reason=relative(request.reason, base)
+    )
+    return shown, Preview(relative(preview.html, base), relative(preview.text, base), preview.locked)
+
+
 async def ask_approval(
     request: ApprovalRequest, show: Show, cwd: Path, notebook: Any = None
 ) -> ApprovalAnswer:
     """Show the prompt for one call and wait (no timeout) for a button; the stop button cancels it."""
     preview = await build_preview(request.tool_name, request.args, cwd, notebook)
-    prompt = ApprovalPrompt(request, preview.html + arguments_block(request.args), preview.html)
-    waiting = f"goat asks permission for {request.tool_name}: {request.title}"
-    return await show_until_answered(
-        show,
-        WidgetView(prompt.view, waiting, html=prompt.fallback_html),
-        prompt.answer,
-        lambda answer: answer_record(request, answer, preview),
-        cancelled_record(request),
-        waiting,
+    request, preview = for_people(request, preview, str(cwd))
+    prompt = ApprovalPrompt(
+        request, preview.html + relative(arguments_block(request.args), str(cwd)), preview.html
     )
+    waiting = f"goat asks permission for {request.tool_name}: {request.title}"
+    try:
+        return await show_until_answered(
+            show,
+            WidgetView(prompt.view, waiting, html=prompt.fallback_html),
+            prompt.answer,
+            lambda answer: answer_record(request, answer, preview),
+            cancelled_record(request),
+            waiting,
+        )
+    finally:
+        if preview.locked is not None:
+            await release_locked(notebook, preview.locked)

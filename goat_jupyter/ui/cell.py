@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from goat_jupyter.tools.events import (
+    Activity,
     Event,
     Notice,
     RunFinished,
     SubagentStarted,
     TextDelta,
+    TextRetracted,
     ToolFinished,
     ToolProgress,
     ToolStarted,
@@ -37,6 +39,7 @@ from goat_jupyter.ui.html import (
     todo_html,
 )
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
+from goat_jupyter.ui.summary import relative
 from goat_jupyter.ui.text import (
     FOOTER_RULE,
     TodoEntry,
@@ -127,6 +130,13 @@ class _TextBlock(_Block):
     def append(self, text: str) -> None:
         self._parts.append(text)
 
+    def drop_tail(self, chars: int) -> int:
+        """Remove up to `chars` characters from the end; how many were removed."""
+        text = "".join(self._parts)
+        kept = max(len(text) - chars, 0)
+        self._parts = [text[:kept]]
+        return len(text) - kept
+
     def bundle(self, now: float) -> MimeBundle:
         text = "".join(self._parts)
         self._parts = [text]
@@ -137,8 +147,11 @@ class _CardBlock(_Block):
     def __init__(self, card: CardView, started_at: float) -> None:
         self.card = card
         self.started_at = started_at
+        self.hidden = False  # a call the user denied: the approval's record stands in its place
 
     def bundle(self, now: float) -> MimeBundle:
+        if self.hidden:
+            return {"text/plain": ""}
         if self.card.status == "running":
             self.card.elapsed_s = max(now - self.started_at, 0.0)
         return {"text/html": card_html(self.card), "text/plain": card_text(self.card)}
@@ -158,18 +171,25 @@ class _TodoBlock(_Block):
 
 
 class _StatusBlock(_Block):
-    """`⠙ Waiting for the model · 12 s · ~340 tokens · ■ Stop to interrupt`, at the bottom while quiet."""
+    """`⠙ Working · 12 s · ~340 tokens · ■ Stop to interrupt`, at the bottom while quiet."""
 
-    def __init__(self, started_at: float, tokens: Callable[[], int], budget: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        started_at: float,
+        tokens: Callable[[], int],
+        budget: Callable[[], str],
+        label: Callable[[], str],
+    ) -> None:
         self.started_at = started_at
         self.tokens = tokens
         self.budget = budget
+        self.label = label
         self.hidden = False
 
     def bundle(self, now: float) -> MimeBundle:
         if self.hidden:
             return {"text/plain": ""}
-        text = status_text(now - self.started_at, self.tokens(), self.budget())
+        text = status_text(now - self.started_at, self.tokens(), self.budget(), self.label())
         return {"text/html": status_html(text, now - self.started_at), "text/plain": text}
 
     def transcript(self, bundle: MimeBundle) -> str:
@@ -203,6 +223,8 @@ class CellRenderer:
         self._clock = clock
         self._interval_s = interval_s
         self._text: _TextBlock | None = None
+        self._texts: list[_TextBlock] = []  # every text block, newest last (a retry takes text back)
+        self._attempt_chars = 0  # text shown since the last model turn ended (what a retry may take back)
         self._held_space = ""  # whitespace waiting for a new text block's first visible character
         self._cards: dict[str, _CardBlock] = {}
         self._agents: dict[str, tuple[AgentTranscript, _Block]] = {}
@@ -222,13 +244,40 @@ class CellRenderer:
         self._ticker: asyncio.TimerHandle | None = None
         self._footer: _StaticBlock | None = None
         self._sub_usage = SubagentUsage()
+        self._activity = "Working"  # the status line's first words
+        self._begun = False
+
+    def begin(self, activity: str = "Starting") -> None:
+        """The live status line at once, before anything else is known (the first run imports for seconds)."""
+        self._begun = True
+        self._started_at = self._last_event = self._clock()
+        self._activity = activity
+        self._guard(self._show_status)
+        self._arm_ticker()
 
     def start(self, prompt: str, *, model: str, mode: str, style: str = "default") -> None:
-        self._started_at = self._last_event = self._clock()
+        if not self._begun:
+            self._started_at = self._clock()
+        self._last_event = self._clock()
+        self._activity = "Working"
         self._guard(
-            lambda: self._add(_StaticBlock(header_html(model, mode, style), header_text(model, mode, style)))
+            lambda: self._show_header(
+                _StaticBlock(header_html(model, mode, style), header_text(model, mode, style))
+            )
         )
-        self._arm_ticker()
+        if self._ticker is None:
+            self._arm_ticker()
+
+    def _show_header(self, header: _StaticBlock) -> None:
+        """The header on top: in place of the line `begin` showed, which moves below it."""
+        begun, self._status = self._status, None
+        if begun is None or begun.handle is None:
+            self._add(header)
+            return
+        self._dirty.pop(id(begun), None)
+        header.handle = begun.handle
+        header.handle.update(header.bundle(self._clock()), raw=True)
+        self._show_status()
 
     def handle(self, event: Event) -> None:
         self._guard(lambda: self._dispatch(event))
@@ -258,8 +307,15 @@ class CellRenderer:
             _log.exception("goat: the cell transcript could not be updated")
 
     def _dispatch(self, event: Event) -> None:
+        if isinstance(event, Activity):
+            if event.agent_id is None:
+                self._activity = event.label
+                self._show_status()
+                self._flush()  # rare and worth seeing at once
+            return
         self._last_event = self._clock()
         self._waiting_user = False
+        self._activity = "Working"
         if isinstance(event, TextDelta):
             self._streamed_chars += len(event.text)
         if isinstance(event, TurnUsage):
@@ -270,6 +326,8 @@ class CellRenderer:
         match event:
             case TextDelta():
                 self._on_text(event.text)
+            case TextRetracted():
+                self._on_retracted(event.chars)
             case ToolStarted() if event.name == "TodoWrite":
                 self._todo_calls.add(event.call_id)
             case ToolFinished() if event.call_id in self._todo_calls and not event.output.is_error:
@@ -281,9 +339,9 @@ class CellRenderer:
             case ToolFinished():
                 self._on_finished(event)
             case Notice():
-                level = notice_level(event.level)
-                text = notice_text(event.text, level)
-                self._add(_StaticBlock(notice_html(event.text, level), text, "" if event.transient else None))
+                level, text = notice_level(event.level), relative(event.text, self.base)
+                shown = "" if event.transient else None  # a transient notice stays out of the transcript
+                self._add(_StaticBlock(notice_html(text, level), notice_text(text, level), shown))
             case RunFinished():  # shown last, at close: an error reported after the run goes above it
                 event = with_subagents(event, self._sub_usage)
                 text = footer_text(event)
@@ -294,12 +352,15 @@ class CellRenderer:
     def _on_usage(self, event: TurnUsage) -> None:
         if event.agent_id is not None:
             self._sub_usage.add(event)
+        else:
+            self._attempt_chars = 0
         if event.budget:
             self._budget = event.budget
 
     def _on_text(self, text: str) -> None:
         if self._text is not None:
             self._text.append(text)
+            self._attempt_chars += len(text)
             self._touch(self._text)
             return
         held = self._held_space + text
@@ -308,7 +369,19 @@ class CellRenderer:
             return
         self._held_space = ""
         self._text = _TextBlock(held.lstrip("\n"))
+        self._attempt_chars += len(held.lstrip("\n"))
+        self._texts.append(self._text)
         self._add(self._text)
+
+    def _on_retracted(self, chars: int) -> None:
+        """A stalled attempt's text goes: the retry streams the answer again (no doubled text)."""
+        self._held_space = ""
+        chars, self._attempt_chars = min(chars, self._attempt_chars), 0
+        for block in reversed(self._texts):  # a notice may have split the attempt's text in two
+            if chars <= 0:
+                break
+            chars -= block.drop_tail(chars)
+            self._touch(block)
 
     def _on_todos(self, output: Any) -> None:
         todos = parse_todos(output.metadata.get("todos"))
@@ -348,6 +421,7 @@ class CellRenderer:
         card.waited_s = event.waited_s
         card.title = event.output.title or card.title
         card.live_output = ""
+        block.hidden = event.output.metadata.get("denied_by") == "user"
         self._touch(block)
         self._flush()
 
@@ -364,7 +438,7 @@ class CellRenderer:
 
     def _host_for(self, agent_id: str, card_block: _CardBlock | None) -> tuple[AgentTranscript, _Block]:
         """The subagent's transcript inside its running Agent card, else in a block of its own."""
-        transcript = AgentTranscript(agent_id)
+        transcript = AgentTranscript(agent_id, base=self.base)
         if card_block is not None and card_block.card.status == "running":
             card_block.card.nested.append(transcript)
             return transcript, card_block
@@ -430,8 +504,19 @@ class CellRenderer:
             if self._status is not None:
                 self._touch(self._status)
             return
+        self._show_status()
+
+    def _show_status(self) -> None:
+        """The status line at the bottom (added, or its clock and words refreshed)."""
+        if self._closed:
+            return
         if self._status is None:
-            status = _StatusBlock(self._started_at, lambda: self._streamed_chars // 4, lambda: self._budget)
+            status = _StatusBlock(
+                self._started_at,
+                lambda: self._streamed_chars // 4,
+                lambda: self._budget,
+                lambda: self._activity,
+            )
             self._add(status)
             self._status = status
         else:

@@ -4,25 +4,18 @@ from __future__ import annotations
 
 from html import escape
 
+from goat_jupyter.agent.provider_errors import ProviderSetupError, key_variable
 from goat_jupyter.ui import style
 from goat_jupyter.ui.text import first_line
 
-# The provider's key variable by litellm's model prefix (litellm reads these itself).
-KEY_VARIABLES = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "azure": "AZURE_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-}
 
-
-def key_variable(model: str) -> str:
-    provider = model.split("/", 1)[0] if "/" in model else "openai"
-    return KEY_VARIABLES.get(provider, f"{provider.upper()}_API_KEY")
+def explain_exception(exc: BaseException, model: str) -> tuple[str, str]:
+    """(the one sentence, the full error text to fold below it)."""
+    if isinstance(exc, ProviderSetupError):
+        cause = exc.__cause__
+        return str(exc), f"{type(cause).__name__}: {cause}" if cause is not None else ""
+    error_text = f"{type(exc).__name__}: {exc}"
+    return explain(error_text, model), error_text
 
 
 def explain(error_text: str, model: str) -> str:
@@ -42,12 +35,17 @@ def explain(error_text: str, model: str) -> str:
     return f"The run stopped on an error: {first_line(error_text, 160)}"
 
 
-def failure_bundle(error_text: str, model: str) -> dict[str, str]:
-    sentence = explain(error_text, model)
+def failure_bundle(sentence: str, error_text: str) -> dict[str, str]:
+    """The sentence, with the full error folded below it when there is more to read."""
+    folded = (
+        f'<details><summary style="{style.SUMMARY}">full error</summary>'
+        f'<pre style="{style.PRE}">{escape(error_text)}</pre></details>'
+        if error_text
+        else ""
+    )
     html = (
         f'<div style="{style.RECORD.format(color=style.RED)};font-size:inherit">'
-        f'<span style="color:{style.RED}">✗</span> {escape(sentence)}'
-        f'<details><summary style="{style.SUMMARY}">full error</summary>'
-        f'<pre style="{style.PRE}">{escape(error_text)}</pre></details></div>'
+        f'<span style="color:{style.RED}">✗</span> {escape(sentence)}{folded}</div>'
     )
-    return {"text/html": html, "text/plain": f"✗ {sentence}\n{error_text}"}
+    plain = f"✗ {sentence}\n{error_text}" if error_text else f"✗ {sentence}"
+    return {"text/html": html, "text/plain": plain}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from goat_jupyter.tools.events import RunFinished
 from goat_jupyter.ui import style
-from goat_jupyter.ui.nested import AgentTranscript
+from goat_jupyter.ui.nested import AgentTranscript, NestedEntry
 from goat_jupyter.ui.style import CardStatus, NoticeLevel
 from goat_jupyter.ui.summary import relative, result_summary
 from goat_jupyter.ui.text import (
@@ -84,7 +84,7 @@ def card_line_text(card: CardView) -> str:
 
 def card_summary(card: CardView) -> str:
     if card.output is not None:
-        return result_summary(card.name, card.args, card.output)
+        return relative(result_summary(card.name, card.args, card.output), card.base)
     if card.status == "stopped":
         return "stopped"
     return card.progress_title
@@ -126,7 +126,8 @@ def card_text(card: CardView) -> str:
     """The card's text/plain twin: the call line, then the result (or the live tail while running)."""
     lines = [call_line(card.name, card.args, card.base)]
     if card.output is not None:
-        lines += result_lines(card.name, card.output, card.elapsed_s, summary=card_summary(card))
+        result = result_lines(card.name, card.output, card.elapsed_s, summary=card_summary(card))
+        lines += [relative(line, card.base) for line in result]
     elif card.status == "stopped":
         lines.append(f"  ⎿ {style.STATUS_GLYPH['stopped']} stopped after {format_seconds(card.elapsed_s)}")
     else:
@@ -276,17 +277,25 @@ def nested_html(transcript: AgentTranscript) -> str:
         if entry.kind == "text":
             rows.append(f'<div style="{style.NESTED_TEXT}">{escape(entry.text)}</div>')
             continue
-        is_tool = entry.kind == "tool"
-        color = style.STATUS_COLOR[entry.status] if is_tool else style.GREY
-        glyph = style.STATUS_GLYPH[entry.status] if is_tool else style.NOTICE_GLYPH["info"]
-        elapsed = (
-            f' <span style="{style.NOTE}">{format_seconds(entry.elapsed_s)}</span>' if entry.elapsed_s else ""
-        )
-        rows.append(
-            f'<div><span style="color:{color}">{glyph}</span> <code>{escape(entry.text)}</code>{elapsed}</div>'
-        )
+        rows.append(nested_row_html(entry))
     summary = escape(f"Subagent {transcript.agent_id} · {transcript.tool_calls} tool calls")
     return f'<details><summary style="{style.SUMMARY}">{summary}</summary><div style="{style.NESTED}">{"".join(rows)}</div></details>'
+
+
+def nested_row_html(entry: NestedEntry) -> str:
+    """A subagent's step as one compact row, the way the parent's own calls read."""
+    is_tool = entry.kind == "tool"
+    color = style.STATUS_COLOR[entry.status] if is_tool else style.GREY
+    glyph = style.STATUS_GLYPH[entry.status] if is_tool else style.NOTICE_GLYPH["info"]
+    elapsed = (
+        f' <span style="{style.NOTE}">· {format_seconds(entry.elapsed_s)}</span>' if entry.elapsed_s else ""
+    )
+    if not entry.name:
+        return f'<div><span style="color:{color}">{glyph}</span> <code>{escape(entry.text)}</code>{elapsed}</div>'
+    argument = f' <code style="{style.CARD_INPUT}">{escape(entry.argument)}</code>' if entry.argument else ""
+    summary_color = f"color:{style.RED}" if entry.status == "error" else style.NOTE
+    summary = f' <span style="{summary_color}">· {escape(entry.summary)}</span>' if entry.summary else ""
+    return f'<div><span style="color:{color}">{glyph}</span> <b>{escape(entry.name)}</b>{argument}{summary}{elapsed}</div>'
 
 
 def notice_html(text: str, level: NoticeLevel) -> str:

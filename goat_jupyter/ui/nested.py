@@ -9,17 +9,28 @@ from goat_jupyter.tools.events import (
     Notice,
     SubagentStarted,
     TextDelta,
+    TextRetracted,
     ToolFinished,
     ToolProgress,
     ToolStarted,
     TurnUsage,
 )
 from goat_jupyter.ui.style import CardStatus
-from goat_jupyter.ui.text import call_line, first_line
+from goat_jupyter.ui.summary import relative, result_summary
+from goat_jupyter.ui.text import call_line, compact_input, first_line
 
 MAX_ENTRIES = 100
 MAX_TEXT_CHARS = 4_000
-NestedEvent = TextDelta | ToolStarted | ToolProgress | ToolFinished | SubagentStarted | TurnUsage | Notice
+NestedEvent = (
+    TextDelta
+    | TextRetracted
+    | ToolStarted
+    | ToolProgress
+    | ToolFinished
+    | SubagentStarted
+    | TurnUsage
+    | Notice
+)
 
 
 @dataclass
@@ -30,6 +41,9 @@ class NestedEntry:
     text: str
     status: CardStatus = "ok"
     elapsed_s: float | None = None
+    name: str = ""  # a tool row: `✓ Read data/a.csv · 49 lines · 0.01s`, like the parent's rows
+    argument: str = ""
+    summary: str = ""
 
 
 @dataclass
@@ -37,6 +51,7 @@ class AgentTranscript:
     """What a subagent did, shown collapsed inside its parent's Agent card."""
 
     agent_id: str
+    base: str = ""  # the workspace: paths under it are shown relative, as in the parent's rows
     entries: list[NestedEntry] = field(default_factory=lambda: list[NestedEntry]())
     tools: dict[str, NestedEntry] = field(default_factory=lambda: dict[str, NestedEntry]())
     dropped: int = 0
@@ -49,7 +64,15 @@ def apply_nested(transcript: AgentTranscript, event: NestedEvent) -> bool:
         case TextDelta():
             return _add_text(transcript, event.text)
         case ToolStarted():
-            entry = NestedEntry("tool", call_line(event.name, event.args)[2:], status="running")
+            argument = compact_input(event.name, event.args, transcript.base)
+            entry = NestedEntry(
+                "tool",
+                call_line(event.name, event.args, transcript.base)[2:],
+                "running",
+                None,
+                event.name,
+                argument,
+            )
             transcript.tools[event.call_id] = entry
             transcript.tool_calls += 1
             _append(transcript, entry)
@@ -61,8 +84,16 @@ def apply_nested(transcript: AgentTranscript, event: NestedEvent) -> bool:
                 _append(transcript, entry)
             entry.status = "error" if event.output.is_error else "ok"
             entry.elapsed_s = event.elapsed_s
+            entry.summary = relative(
+                result_summary(entry.name or event.name, {}, event.output), transcript.base
+            )
             if event.output.is_error:
-                entry.text += f" — {first_line(event.output.content, 160)}"
+                entry.text += f" — {event.output.summary or first_line(event.output.content, 160)}"
+        case TextRetracted():
+            last = transcript.entries[-1] if transcript.entries else None
+            if last is None or last.kind != "text":
+                return False
+            last.text = last.text[: max(len(last.text) - event.chars, 0)]
         case Notice():
             _append(transcript, NestedEntry("notice", event.text))
         case _:  # its start, progress and usage are not shown

@@ -8,10 +8,12 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from goat_jupyter.tools.events import (
+    Activity,
     Event,
     Notice,
     RunFinished,
     TextDelta,
+    TextRetracted,
     ToolFinished,
     ToolProgress,
     ToolStarted,
@@ -49,6 +51,9 @@ class PlainRenderer:
         self._agent_lines: dict[str, str] = {}  # unfinished line of each subagent's text
         self._nested_agent: str | None = None  # whose lines were printed last (subagents may interleave)
 
+    def begin(self, activity: str = "Starting") -> None:
+        """Nothing to show before the header in a terminal (the cell renderer starts its live line)."""
+
     def start(self, prompt: str, *, model: str, mode: str, style: str = "default") -> None:
         self._guard(lambda: self._block([header_text(model, mode, style)]))
 
@@ -67,6 +72,10 @@ class PlainRenderer:
             _log.exception("goat: the transcript could not be printed")
 
     def _dispatch(self, event: Event) -> None:
+        if isinstance(event, Activity):  # no live line in a terminal: say it once
+            if event.agent_id is None:
+                self._block([notice_text(f"{event.label}…", "info")])
+            return
         if not isinstance(event, RunFinished) and event.agent_id is not None:
             self._on_nested(event.agent_id, event)
             return
@@ -83,6 +92,10 @@ class PlainRenderer:
                 self._on_finished(event)
             case Notice():
                 self._block([notice_text(event.text, notice_level(event.level))])
+            case TextRetracted():  # printed text cannot be taken back in a terminal: say so
+                self._block(
+                    [notice_text("The partial answer above is repeated in full after the retry.", "info")]
+                )
             case RunFinished():
                 self._block([f"{FOOTER_RULE} {footer_text(event)}"])
             case _:  # progress and per-turn usage are not printed
@@ -116,6 +129,8 @@ class PlainRenderer:
         self._last_call = None
 
     def _on_nested(self, agent_id: str, event: NestedEvent) -> None:
+        if isinstance(event, TextRetracted):
+            return
         if isinstance(event, TextDelta):
             *done, rest = (self._agent_lines.get(agent_id, "") + event.text).split("\n")
             self._agent_lines[agent_id] = rest
@@ -129,7 +144,7 @@ class PlainRenderer:
             glyph = style.STATUS_GLYPH["error" if event.output.is_error else "ok"]
             line = f"{call_line(name, args)} {glyph} {format_seconds(event.elapsed_s)}"
             if event.output.is_error:
-                line += f"  {first_line(event.output.content, 160)}"
+                line += f"  {event.output.summary or first_line(event.output.content, 160)}"
             self._nested_lines(agent_id, [line])
         elif isinstance(event, Notice):
             self._nested_lines(agent_id, [notice_text(event.text, notice_level(event.level))])

@@ -43,6 +43,7 @@ class Preview:
 
     html: str
     text: str
+    locked: str | None = None  # the id of a cell made read-only while the user decides (RunCell)
 
 
 def note_preview(text: str) -> Preview:
@@ -94,20 +95,31 @@ async def run_cell_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Pr
     cells = await backend.list_cells()
     cell = find_cell(cells, str(args.get("cell_id", "")), where=path.name)
     if backend.live:
-        await reveal(notebook, cell.id)
+        await reveal(notebook, cell.id, lock=True)  # read-only until the answer (approval.py)
     where = f"{cell_label(cell, len(cells)).capitalize()} in {path.name}"
     html = (
         f'<div style="{style.NOTE}">{escape(where)}</div><pre style="{style.PRE}">{escape(cell.source)}</pre>'
     )
-    return Preview(html, f"{where}:\n{cell.source}")
+    return Preview(html, f"{where}:\n{cell.source}", cell.id if backend.live else None)
 
 
-async def reveal(notebook: Any, cell_id: str) -> None:
-    """Ask the labextension to scroll to the cell and highlight it (older ones do not know how)."""
+async def reveal(notebook: Any, cell_id: str, *, lock: bool = False) -> None:
+    """Ask the labextension to scroll to the cell and highlight it, with `lock` also making it
+    read-only until `release` (older labextensions do not know how)."""
     from goat_jupyter.errors import GoatError
 
     try:
-        await notebook.bridge.request("reveal_cell", cell_id=cell_id)
+        await notebook.bridge.request("reveal_cell", cell_id=cell_id, lock=lock)
+    except GoatError:
+        return
+
+
+async def release(notebook: Any, cell_id: str) -> None:
+    """The cell `reveal(lock=True)` made read-only is editable again."""
+    from goat_jupyter.errors import GoatError
+
+    try:
+        await notebook.bridge.request("release_cell", cell_id=cell_id)
     except GoatError:
         return
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from typing import TYPE_CHECKING, Any, cast
 
 from goat_jupyter.ui.text import first_line, shorten
@@ -18,11 +20,21 @@ def plural(count: int, word: str) -> str:
 
 
 def relative(text: str, base: str) -> str:
-    """`text` with the workspace prefix taken off the paths in it."""
-    if not base or base == os.sep:
-        return text
-    prefix = base.rstrip(os.sep) + os.sep
-    return text.replace(prefix, "")
+    """`text` as people read it: paths in the workspace relative to it, others under home with `~`.
+
+    A path counts only where one starts (not inside a longer path): `/w/a` in `/data/w/a` stays."""
+    if base and base != os.sep:
+        text = _prefix_pattern(base).sub("", text)
+    home = os.path.expanduser("~")
+    if home and home != os.sep:
+        text = _prefix_pattern(home).sub("~" + os.sep, text)
+    return text
+
+
+@functools.lru_cache(maxsize=16)
+def _prefix_pattern(folder: str) -> re.Pattern[str]:
+    prefix = re.escape(folder.rstrip(os.sep) + os.sep)
+    return re.compile(rf"(?<![\w.~/\\-]){prefix}")
 
 
 def result_summary(name: str, args: dict[str, Any], output: ToolOutput) -> str:

@@ -153,9 +153,9 @@ STOP_HINT = "■ Stop to interrupt"
 FOOTER_RULE = "──"  # starts the footer line in text transcripts
 
 
-def status_text(elapsed_s: float, tokens: int, budget: str = "") -> str:
+def status_text(elapsed_s: float, tokens: int, budget: str = "", label: str = "Working") -> str:
     """`Working · 12s · ~340 tokens · $0.12 of $0.50 budget · ■ Stop to interrupt`."""
-    parts = ["Working", f"{elapsed_s:.0f}s"]
+    parts = [label, f"{elapsed_s:.0f}s"]
     if tokens:
         parts.append(f"~{tokens:,} tokens")
     if budget:
@@ -229,7 +229,7 @@ def result_lines(
     if summary:
         return [f"{head} · {summary}", *(f"     {line}" for line in shown)]
     if not shown:
-        return [head]
+        return [f"{head} · {output.summary}" if output.summary else head]
     return [f"{head}  {shown[0]}", *(f"     {line}" for line in shown[1:])]
 
 

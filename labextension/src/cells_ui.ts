@@ -11,8 +11,11 @@ const GOAT_PREFIX = /^%%goat(\s|$)/;
 const MARKDOWN_MIME = 'text/x-ipythongfm';
 const BADGE_CLASS = 'goat-badge';
 
-/** The editor language for a code cell: Markdown for `%%goat` prompts, else the notebook's. */
-function syncMode(cell: Cell, defaultMime: string): void {
+/**
+ * The editor language for a code cell: Markdown for `%%goat` prompts, else the notebook's; a
+ * prompt's long lines wrap (as prose does), other cells keep the notebook's setting.
+ */
+function syncMode(cell: Cell, defaultMime: string, defaultWrap: () => unknown): void {
   if (cell.model.type !== 'code') {
     return;
   }
@@ -21,7 +24,13 @@ function syncMode(cell: Cell, defaultMime: string): void {
   if (cell.model.mimeType !== wanted) {
     cell.model.mimeType = wanted;
   }
+  const wasGoat = cell.hasClass('goat-prompt-cell');
   cell.toggleClass('goat-prompt-cell', isGoat);
+  if (isGoat) {
+    cell.editor?.setOption('lineWrap', true);
+  } else if (wasGoat) {
+    cell.editor?.setOption('lineWrap', defaultWrap() ?? false);
+  }
 }
 
 function stampText(stamp: JSONObject): string {
@@ -55,19 +64,23 @@ function syncBadge(cell: Cell): void {
   badge.title = stampText(stamp);
 }
 
-function watchCell(cell: Cell, defaultMime: () => string): void {
+function watchCell(cell: Cell, defaultMime: () => string, defaultWrap: () => unknown): void {
   const model: ICellModel = cell.model;
   const update = () => {
     if (!cell.isDisposed) {
-      syncMode(cell, defaultMime());
+      syncMode(cell, defaultMime(), defaultWrap);
       syncBadge(cell);
     }
   };
   model.contentChanged.connect(update);
   model.metadataChanged.connect(update);
+  // JupyterLab sets every code cell's language when the kernel's language info arrives: put a
+  // prompt's Markdown back at once, not only after the next keystroke.
+  model.mimeTypeChanged.connect(update);
   cell.disposed.connect(() => {
     model.contentChanged.disconnect(update);
     model.metadataChanged.disconnect(update);
+    model.mimeTypeChanged.disconnect(update);
   });
   void cell.ready.then(update);
 }
@@ -76,12 +89,13 @@ function watchCell(cell: Cell, defaultMime: () => string): void {
 export function decorateCells(panel: NotebookPanel): void {
   const notebook = panel.content;
   const defaultMime = () => notebook.codeMimetype;
+  const defaultWrap = () => notebook.editorConfig.code['lineWrap'];
   const seen = new WeakSet<Cell>();
   const scan = () => {
     for (const cell of notebook.widgets) {
       if (!seen.has(cell)) {
         seen.add(cell);
-        watchCell(cell, defaultMime);
+        watchCell(cell, defaultMime, defaultWrap);
       }
     }
   };

@@ -199,6 +199,11 @@ function replaceGoatOutput(request: Request, context: IOpContext): JSONObject {
 /** How long a cell stays highlighted after goat asks to run it. */
 const HIGHLIGHT_MS = 6000;
 
+/**
+ * Scrolls to the cell goat asks to run and highlights it; with `lock`, it is also read-only (and
+ * the notebook leaves edit mode) until `release_cell`, so a keystroke cannot change the code the
+ * user is approving.
+ */
 function revealCell(request: Request, context: IOpContext): JSONObject {
   const panel = targetPanel(request, context);
   const located = findCell(panel, requiredString(request, 'cell_id'));
@@ -206,7 +211,26 @@ function revealCell(request: Request, context: IOpContext): JSONObject {
   if (widget) {
     void panel.content.scrollToCell(widget, 'center');
     widget.addClass('goat-highlight');
-    setTimeout(() => widget.removeClass('goat-highlight'), HIGHLIGHT_MS);
+    if (request['lock'] === true) {
+      panel.content.mode = 'command';
+      widget.readOnly = true;
+      widget.addClass('goat-locked');
+    } else {
+      setTimeout(() => widget.removeClass('goat-highlight'), HIGHLIGHT_MS);
+    }
+  }
+  return { index: located.index };
+}
+
+/** Ends what `reveal_cell` with `lock` did: editable again, no highlight. */
+function releaseCell(request: Request, context: IOpContext): JSONObject {
+  const panel = targetPanel(request, context);
+  const located = findCell(panel, requiredString(request, 'cell_id'));
+  const widget = panel.content.widgets[located.index];
+  if (widget?.hasClass('goat-locked')) {
+    widget.readOnly = false;
+    widget.removeClass('goat-locked');
+    widget.removeClass('goat-highlight');
   }
   return { index: located.index };
 }
@@ -241,6 +265,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   set_outputs: setOutputs,
   replace_goat_output: replaceGoatOutput,
   reveal_cell: revealCell,
+  release_cell: releaseCell,
   running_cell: runningCell,
   is_open: isOpen,
   save

@@ -6,10 +6,22 @@
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { LabIcon } from '@jupyterlab/ui-components';
+import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { IProblem, call, element, labelled, section } from './panel_util';
 import { TrustSection } from './trust_section';
+
+/** The panel's tab and sidebar icon: a goat's head, coloured like JupyterLab's own icons. */
+export const goatIcon = new LabIcon({
+  name: 'goat-jupyter:goat',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24"><g class="jp-icon3" fill="#616161">' +
+    '<path d="M4 3c1.6 1 2.6 2.4 3 4h10c.4-1.6 1.4-3 3-4-.2 2.2-1 3.9-2.3 5 .5.8.8 1.8.8 2.8 0 2.6-1.7 4.8-4 5.6V21h-5v-4.6' +
+    'c-2.3-.8-4-3-4-5.6 0-1 .3-2 .8-2.8C5 6.9 4.2 5.2 4 3zm5 7a1 1 0 100 2 1 1 0 000-2zm6 0a1 1 0 100 2 1 1 0 000-2zm-3 3.5' +
+    'c-.8 0-1.5.4-1.5 1h3c0-.6-.7-1-1.5-1z"/></g></svg>'
+});
 
 export const OPEN_SETTINGS = 'goat:open-settings';
 
@@ -24,7 +36,12 @@ interface IPanelSettings {
   mcpServers: Record<string, unknown>;
   autoload: boolean;
   path: string;
+  /** Settings a project file or the environment decides, whatever this panel says. */
+  overrides?: { key: string; value: string; by: string }[];
+  defaults?: { model: string };
 }
+
+const OVERRIDABLE = ['model', 'small_model', 'permission_mode'];
 
 interface IProvider {
   provider: string;
@@ -66,14 +83,18 @@ export class GoatSettingsPanel extends Widget {
   private keyName = element('input', { placeholder: 'OPENAI_API_KEY', 'data-goat': 'key-name' });
   private keyValue = element('input', { type: 'password', placeholder: 'value', 'data-goat': 'key-value' });
   private status = element('div', { class: 'goat-settings-status', 'data-goat': 'status' });
+  private overrideNotes: Record<string, HTMLElement> = Object.fromEntries(
+    OVERRIDABLE.map(key => [key, element('div', { class: 'goat-settings-warning', 'data-goat': `override-${key}` })])
+  );
   private catalogue: ICatalogue = { models: [], providers: [] };
   private trust = new TrustSection();
+  private tested = new Map<string, { ok: boolean; error?: string; config: string }>();
 
   constructor() {
     super();
     this.id = 'goat-settings';
-    this.title.label = 'goat settings';
-    this.title.closable = true;
+    this.title.icon = goatIcon;
+    this.title.caption = 'goat settings';
     this.addClass('goat-settings');
     this.build();
   }
@@ -97,11 +118,18 @@ export class GoatSettingsPanel extends Widget {
       section(
         'Model',
         labelled('Model', this.model),
+        this.overrideNotes.model,
         this.keyStatus,
         labelled('Small model', this.smallModel),
+        this.overrideNotes.small_model,
         this.models
       ),
-      section('Permissions', labelled('Permission mode', this.mode), ...ruleBoxes),
+      section(
+        'Permissions',
+        labelled('Permission mode', this.mode),
+        this.overrideNotes.permission_mode,
+        ...ruleBoxes
+      ),
       section(
         'Provider keys',
         element('div', { class: 'goat-settings-hint' }, 'Stored user-only (mode 0600); values are never shown.'),
@@ -132,6 +160,19 @@ export class GoatSettingsPanel extends Widget {
     return box;
   }
 
+  private loading: Promise<void> | null = null;
+
+  /** Filled from the server once, when first shown: showing it again keeps unsaved edits. */
+  loaded(): Promise<void> {
+    this.loading ??= this.load();
+    return this.loading;
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this.loaded();
+  }
+
   /** Fill the panel from the server: settings, stored key names, then the catalogue. */
   async load(): Promise<void> {
     const reply = await call<IPanelSettings & { errors?: IProblem[] }>('settings');
@@ -142,6 +183,11 @@ export class GoatSettingsPanel extends Widget {
     this.fill(reply.body);
     await this.loadKeys();
     await this.trust.load();
+    await this.loadCatalogue();
+  }
+
+  /** litellm's models and which provider keys are present (after a key change too). */
+  private async loadCatalogue(): Promise<void> {
     const catalogue = await call<ICatalogue>('models');
     if (catalogue.ok) {
       this.catalogue = catalogue.body;
@@ -162,6 +208,20 @@ export class GoatSettingsPanel extends Widget {
     this.mcp.value = JSON.stringify(settings.mcpServers ?? {}, null, 2);
     this.autoload.checked = settings.autoload;
     this.status.title = settings.path;
+    if (settings.defaults) {
+      this.model.placeholder = `default: ${settings.defaults.model}`;
+    }
+    this.showOverrides(settings.overrides ?? []);
+  }
+
+  /** Under each field that does not take effect: the value in use and what sets it. */
+  private showOverrides(overrides: { key: string; value: string; by: string }[]): void {
+    for (const key of OVERRIDABLE) {
+      const found = overrides.find(item => item.key === key);
+      this.overrideNotes[key].textContent = found
+        ? `Not in effect: ${found.by} sets ${found.value}, which wins over this field.`
+        : '';
+    }
   }
 
   private showKeyStatus(): void {
@@ -209,7 +269,7 @@ export class GoatSettingsPanel extends Widget {
     this.keyName.value = '';
     this.say('Keys saved: kernels started from now on see them; running ones after %goat config reload.');
     await this.loadKeys();
-    await this.load();
+    await this.loadCatalogue(); // not load(): that would refill the form and lose unsaved edits
   }
 
   private collect(): Record<string, unknown> | null {
@@ -253,6 +313,7 @@ export class GoatSettingsPanel extends Widget {
     if (reply.ok) {
       this.fill(reply.body);
       this.say('Saved. New %%goat runs in kernels started from now on use it (running kernels: %goat config reload).');
+      this.warnFailedServers(update.mcpServers as Record<string, unknown>);
       return;
     }
     this.showProblems(reply.body.errors ?? []);
@@ -278,6 +339,23 @@ export class GoatSettingsPanel extends Widget {
     }
   }
 
+  /** Saved anyway, but said: servers whose last "Test connection" (same configuration) failed. */
+  private warnFailedServers(servers: Record<string, unknown>): void {
+    const failed = Object.entries(servers)
+      .map(([name, server]) => ({ name, test: this.tested.get(name), config: JSON.stringify(server) }))
+      .filter(item => item.test && !item.test.ok && item.test.config === item.config)
+      .map(item => `${item.name} (${item.test?.error ?? 'failed'})`);
+    if (failed.length) {
+      this.status.append(
+        element(
+          'div',
+          { class: 'goat-settings-warning', 'data-goat': 'mcp-warning' },
+          `Warning: the connection test failed for ${failed.join(', ')}; goat will try it but may run without it.`
+        )
+      );
+    }
+  }
+
   private async testServers(): Promise<void> {
     const update = this.collect();
     if (update === null) {
@@ -291,6 +369,7 @@ export class GoatSettingsPanel extends Widget {
           name,
           server
         });
+        this.tested.set(name, { ok: reply.body.ok, error: reply.body.error, config: JSON.stringify(server) });
         const outcome = reply.body.ok
           ? `connected, ${reply.body.tools?.length ?? 0} tools (${(reply.body.tools ?? []).join(', ')})`
           : `failed: ${reply.body.error ?? reply.status}`;
@@ -307,19 +386,20 @@ export class GoatSettingsPanel extends Widget {
   }
 }
 
-/** Register the command that opens the panel (in the command palette under "goat"). */
+/**
+ * The panel lives in the left sidebar (goat icon); the command that shows it is in the command
+ * palette and in the Settings menu (schema/settings.json).
+ */
 function registerSettingsPanel(app: JupyterFrontEnd, palette: ICommandPalette | null): void {
-  let panel: GoatSettingsPanel | null = null;
+  const panel = new GoatSettingsPanel();
+  app.shell.add(panel, 'left', { rank: 950 });
   app.commands.addCommand(OPEN_SETTINGS, {
     label: 'goat settings',
     caption: 'Model, permissions, provider keys and MCP servers of the goat agent',
+    icon: goatIcon,
     execute: async () => {
-      if (panel === null || panel.isDisposed) {
-        panel = new GoatSettingsPanel();
-        app.shell.add(panel, 'main');
-      }
       app.shell.activateById(panel.id);
-      await panel.load();
+      await panel.loaded();
     }
   });
   palette?.addItem({ command: OPEN_SETTINGS, category: 'goat' });

@@ -68,8 +68,13 @@ async def test_goat_cell_uses_tools_streams_text_and_continues(
     assert (tmp_path / "hello.txt").read_text() == "hi from goat\n"
     shown = first.text("text/plain") + first.text("text/markdown")
     assert "I wrote **hello.txt** and read it back." in shown
-    # Sent right after %load_ext, while litellm (seconds to import) is still loading in the background.
-    assert "Loading litellm" in shown
+    # Sent right after %load_ext, while litellm (seconds to import) is still loading in the background:
+    # the live status line says so, from the cell's first output on, and is gone from the saved output.
+    outputs = first.of_type("display_data", "update_display_data")
+    published = [str(m["content"]["data"].get("text/plain", "")) for m in outputs]
+    assert any("Loading litellm" in text for text in published)
+    assert "Stop to interrupt" in published[0], "the first thing the cell shows is the live line"
+    assert "Loading litellm" not in shown and "Stop to interrupt" not in shown
     updates = first.of_type("update_display_data")
     assert updates, "the answer should stream as display updates"
 

@@ -151,7 +151,11 @@ async def test_deny_sends_feedback_typed_twice_and_runs_nothing(
     [denial] = tool_results(server, "[deny]")
     assert denial.startswith("Error: ") and "denied" in denial
     assert "not now, use a temp dir" in denial
-    assert "Denied by the user" in shown(result)
+    # One record of the decision, in words for the user; the model's wording stays the model's.
+    transcript = shown(result) + result.text("text/html")
+    assert shown(result).count("Denied by the user") == 1 and result.text("text/html").count("Denied by") == 1
+    assert "The user denied this" not in transcript and "Ask the user how to proceed" not in transcript
+    assert "not now, use a temp dir" in transcript
 
 
 async def test_always_allow_saves_the_rule_and_the_same_call_no_longer_asks(
@@ -316,6 +320,8 @@ async def test_a_call_that_would_fail_returns_its_error_without_asking(
     assert not any("application/vnd.jupyter.widget-view+json" in data for data in shown_data)
     [edit_result] = tool_results(server, "[unread-edit]")
     assert "has not been read" in edit_result
+    transcript = shown(result) + result.text("text/html")
+    assert "has not been read" in transcript and str(workspace) not in transcript, "relative paths for people"
     assert (workspace / "unread.txt").read_text() == "a\n"
 
 

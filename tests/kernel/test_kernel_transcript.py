@@ -81,6 +81,11 @@ def apply_replacements(outputs: list[dict[str, Any]], frontend: FakeNotebookFron
                 outputs[index] = nbformat.v4.new_output("display_data", request["data"])  # pyright: ignore[reportUnknownMemberType]
 
 
+def _around(text: str, needle: str) -> str:
+    at = text.find(needle)
+    return text[max(at - 120, 0) : at + 120]
+
+
 def convert(notebook: Path, to: str) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "nbconvert", "--to", to, "--stdout", str(notebook)],
@@ -137,6 +142,9 @@ async def test_saved_notebook_keeps_what_was_approved_and_the_revert(
         assert "Reverted %%goat run 1" in text, f"{to}: the revert record"
         for bad in ("HBox(", "model not found", "call Read with offset", "Button("):
             assert bad not in text, f"{to} shows {bad!r}"
+        # Approvals, diff headers and the revert record name files relative to the workspace.
+        assert str(tmp_path) not in text, f"{to} shows the author's folder: {_around(text, str(tmp_path))}"
+        assert "notes.txt" in text
     check_text_transcript(convert(saved, "goat_jupyter.ui.export.TranscriptExporter"))
 
 

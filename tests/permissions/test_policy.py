@@ -325,3 +325,37 @@ async def test_stdin_approver_answers() -> None:
     assert await StdinApprover(read_line, shown.append).request(request_for("Bash(x)")) == ApprovalAnswer(
         "deny"
     )
+
+
+async def test_a_users_deny_is_recorded_once_in_the_cell_and_a_rules_deny_keeps_its_card(ws: Path) -> None:
+    from goat_jupyter.tools.events import ToolFinished, ToolStarted
+    from goat_jupyter.ui import CellRenderer
+
+    approver = ScriptedApprover(ApprovalAnswer("deny", feedback="not that file"))
+    executor, session = executor_for(ws, RulePolicy(approver))
+    by_user = await overwrite(executor, ws, "new\n")
+    session.settings.permissions.deny.append("Bash(rm:*)")
+    by_rule = await run(executor, "Bash", {"command": "rm -f a.txt"})
+    assert by_user.error_code == by_rule.error_code == "PERMISSION_DENIED"
+    assert "The user denied this Write call" in by_user.content, "the model's words are unchanged"
+    shown: list[list[Any]] = []
+
+    class Handle:
+        def __init__(self, bundles: list[Any]) -> None:
+            self.bundles = bundles
+
+        def update(self, obj: Any, /, *, raw: bool = False) -> None:
+            self.bundles.append(obj)
+
+    def display(obj: Any, /, *, raw: bool = False, display_id: bool = False) -> Handle:
+        shown.append([obj])
+        return Handle(shown[-1])
+
+    for call_id, output in (("u", by_user), ("r", by_rule)):
+        renderer = CellRenderer(display)
+        renderer.handle(ToolStarted(call_id, "Write", "a.txt", {}))
+        renderer.handle(ToolFinished(call_id, "Write", output, 0.1))
+        renderer.close()
+    user_card, rule_card = shown[0][-1], shown[1][-1]
+    assert user_card == {"text/plain": ""}, "the approval's record is the only one"
+    assert "Bash(rm:*)" in rule_card["text/plain"], "a rule's denial has no other record: its card says it"

@@ -72,7 +72,8 @@ class RecordingDisplay:
         return RecordedHandle(self, self.shown[-1])
 
     def kinds(self) -> list[str]:
-        return [kind_of(s.final) for s in self.shown]
+        """What stays visible: a status line hidden at the end leaves an empty output."""
+        return [kind_of(s.final) for s in self.shown if s.final != {"text/plain": ""}]
 
 
 @dataclass
@@ -297,8 +298,29 @@ def test_subagent_events_nest_inside_the_agent_card():
     assert sink.kinds() == ["header", "card", "other"]
     card = sink.shown[1].final["text/html"]
     assert "<details><summary" in card and "Subagent sub-1 · 1 tool calls" in card
-    assert "Scanning &lt;dirs&gt;" in card and "Glob(*.py)" in card
+    assert "Scanning &lt;dirs&gt;" in card
+    # The subagent's call reads like the parent's own rows: name, argument, result, time.
+    glob_row = next(row for row in card.split("<div>") if "<b>Glob</b>" in row)
+    assert "*.py" in glob_row and "0.01s" in glob_row and "Glob(" not in glob_row, glob_row
     assert "Subagent sub-2" in sink.shown[2].final["text/html"]
+
+
+def test_subagent_rows_name_files_relative_to_the_workspace(tmp_path: Path) -> None:
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.base = str(tmp_path)
+    renderer.start("prompt", model="m", mode="default")
+    for event in [
+        ToolStarted("c1", "Agent", "Explore", {"description": "Explore", "prompt": "go"}),
+        SubagentStarted("c1", agent_id="sub-1"),
+        ToolStarted("s1", "Read", "Read", {"file_path": str(tmp_path / "data" / "a.csv")}, agent_id="sub-1"),
+        ToolFinished("s1", "Read", ToolOutput("x\ny\n", is_error=True), 0.02, agent_id="sub-1"),
+        ToolFinished("c1", "Agent", ToolOutput("Done."), 1.0),
+    ]:
+        renderer.handle(event)
+    renderer.close()
+    card = sink.shown[1].final["text/html"]
+    assert "data/a.csv" in card and str(tmp_path) not in card
 
 
 def test_parallel_subagents_each_nest_in_their_own_agent_card():
@@ -480,7 +502,7 @@ def test_a_finished_call_is_one_line_with_its_details_folded_and_the_wait_apart(
 
 
 def test_a_failed_run_says_what_to_check_above_the_footer():
-    from goat_jupyter.ui.failure import failure_bundle
+    from goat_jupyter.ui.failure import explain, failure_bundle
 
     sink, clock = RecordingDisplay(), FakeClock()
     renderer = CellRenderer(sink, clock)
@@ -490,7 +512,7 @@ def test_a_failed_run_says_what_to_check_above_the_footer():
         "LLMError: The model call failed: AuthenticationError: litellm.AuthenticationError: bad key "
         + "x" * 300
     )
-    renderer.add_bundle(failure_bundle(error, "openai/gpt-4o"))
+    renderer.add_bundle(failure_bundle(explain(error, "openai/gpt-4o"), error))
     renderer.close()
     texts = [str(s.final.get("text/plain", "")) for s in sink.shown]
     assert texts[-1].startswith("Stopped after an error"), "the footer comes last"
@@ -500,3 +522,49 @@ def test_a_failed_run_says_what_to_check_above_the_footer():
     )
     assert "%goat config model=" in failure["text/html"] and "<details>" in failure["text/html"]
     assert error in failure["text/plain"], "the full text is kept (folded in HTML)"
+
+
+def test_a_run_is_live_from_its_first_output_and_the_line_leaves_no_trace() -> None:
+    from goat_jupyter.tools.events import Activity
+
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.begin()
+    [first] = sink.shown
+    assert "Starting · 0s · ■ Stop to interrupt" in first.final["text/plain"]
+    clock.now += 2.0
+    renderer.start("prompt", model="gpt-4o-mini", mode="default")
+    assert first.final["text/plain"].startswith("goat · model gpt-4o-mini"), (
+        "the header takes the first place"
+    )
+    assert "Working · 2s" in sink.shown[-1].final["text/plain"], "the line moved below the header at once"
+    renderer.handle(Activity("Loading litellm (first use in this kernel)"))
+    assert sink.shown[-1].final["text/plain"].startswith("Loading litellm (first use in this kernel) · 2s")
+    renderer.handle(Activity("a subagent's wait", agent_id="sub-1"))
+    assert "subagent" not in str(sink.shown[-1].final)
+    renderer.handle(TextDelta("Hello."))
+    renderer.handle(RunFinished(1, 10, 2, None, 2.0, "end_turn"))
+    renderer.close()
+    saved = "\n".join(str(s.final.get("text/plain", "")) for s in sink.shown)
+    assert "Loading litellm" not in saved and "Stop to interrupt" not in saved
+    assert sink.kinds() == ["header", "text", "footer"]
+
+
+@pytest.mark.parametrize("split_by_notice", [False, True])
+def test_a_retried_attempts_text_is_taken_back_and_earlier_turns_stay(split_by_notice: bool) -> None:
+    from goat_jupyter.tools.events import TextRetracted
+
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock, interval_s=0)
+    renderer.start("prompt", model="m", mode="default")
+    renderer.handle(TextDelta("Earlier turn."))
+    renderer.handle(TurnUsage(1, 10, 3, None))
+    renderer.handle(TextDelta("\n\nLet me "))
+    if split_by_notice:
+        renderer.handle(Notice("No response from the model for 40 s…", "warning"))
+    renderer.handle(TextDelta("think"))
+    renderer.handle(TextRetracted(len("\n\nLet me think") + 50))  # more than was shown: capped
+    renderer.handle(TextDelta("Let me think. Done."))
+    renderer.close()
+    markdown = "".join(str(s.final.get("text/markdown", "")) for s in sink.shown)
+    assert markdown.count("Let me") == 1 and "Earlier turn." in markdown and "Done." in markdown

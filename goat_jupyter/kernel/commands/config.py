@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from goat_jupyter.config import autoload
 from goat_jupyter.config.keys import apply_keys, key_store_path
+from goat_jupyter.config.overrides import overrides
 from goat_jupyter.kernel.runtime import GoatRuntime
 
 
@@ -14,9 +15,19 @@ def autoload_command(goat: GoatRuntime, args: list[str]) -> None:
 def reload_config(goat: GoatRuntime) -> None:
     """Read the settings files and the key store again (the panel's changes, for a running kernel)."""
     names = apply_keys(override=True)
-    goat.reload_settings()
+    servers = goat.reload_settings()
     keys = ", ".join(names) or "none"
     print(
         f"Reloaded the settings: model {goat.session.settings.model}, "
-        f"mode {goat.session.settings.permission_mode}. Keys from {key_store_path()}: {keys}."
+        f"mode {goat.session.settings.permission_mode}. Keys from {key_store_path()}: {keys}. "
+        f"{servers.text()}"
     )
+    print_overrides(goat)
+
+
+def print_overrides(goat: GoatRuntime) -> None:
+    """Say which settings in use come from the environment or a project file, not the panel."""
+    settings = goat.session.settings
+    for item in overrides(goat.workspace):
+        if str(getattr(settings, item.key)) == item.value:  # `%goat config key=...` has the last word
+            print(f"note: {item.text()}")

@@ -94,8 +94,31 @@ def show_context(goat: GoatRuntime) -> None:
     print(context_status_line(goat.session))
 
 
+async def compact_in_cell(goat: GoatRuntime, focus: str) -> None:
+    """`%goat compact` as an await: a live line while the small model answers; Stop cancels it."""
+    from goat_jupyter.ui import make_renderer
+
+    renderer = make_renderer("auto")
+    renderer.begin("Compacting the conversation")
+    keeper = keeper_for(goat, emit=renderer.handle)
+    try:
+        done = await keeper.compact(focus, keep_tokens=0)
+    except asyncio.CancelledError:
+        renderer.close()
+        raise
+    except Exception as exc:  # shown to the user; the conversation is unchanged
+        renderer.handle(Notice(f"Compaction failed: {exc}", "error"))
+    else:
+        if not done:
+            renderer.handle(Notice(NOTHING_TO_COMPACT, "info"))
+    renderer.close()
+
+
+NOTHING_TO_COMPACT = "Nothing to compact yet: the conversation is only the newest turn."
+
+
 def compact_now(goat: GoatRuntime, focus: str) -> None:
-    """Compact on a thread with its own loop: `%goat` line magics are synchronous."""
+    """Compact on a thread with its own loop, for `%goat compact` called from code (not a cell line)."""
     keeper = keeper_for(goat)
     outcome: list[bool | BaseException] = []
 
@@ -112,4 +135,4 @@ def compact_now(goat: GoatRuntime, focus: str) -> None:
     if isinstance(result, BaseException):
         print(f"Compaction failed: {result}")
     elif not result:
-        print("Nothing to compact yet: the conversation is only the newest turn.")
+        print(NOTHING_TO_COMPACT)

@@ -11,7 +11,7 @@ from goat_jupyter.agent.spend import Limits, budget_status
 from goat_jupyter.agent.styles import OUTPUT_STYLES, OutputStyle
 from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
-from goat_jupyter.kernel.commands.config import autoload_command, reload_config
+from goat_jupyter.kernel.commands.config import autoload_command, print_overrides, reload_config
 from goat_jupyter.kernel.commands.context import compact_now, context_status_line, show_context
 from goat_jupyter.kernel.commands.trust import trust_command, trust_status_line
 from goat_jupyter.kernel.runtime import GoatRuntime
@@ -73,6 +73,7 @@ def _config(goat: GoatRuntime, args: list[str]) -> None:
             return
     for key in RUNTIME_KEYS:
         print(f"{key} = {getattr(settings, key)!r}")
+    print_overrides(goat)
 
 
 def _parse_scalar(raw: str) -> Any:
@@ -103,6 +104,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
     print(budget_status(Limits.of(session.settings), session.run_spend, usage.cost_usd))
     print(describe_sources(session.workspace))
     print(trust_status_line(goat))
+    print_overrides(goat)
 
 
 def _reset(goat: GoatRuntime, args: list[str]) -> None:

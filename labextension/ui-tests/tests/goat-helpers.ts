@@ -96,6 +96,7 @@ export async function getRawText(page: IJupyterLabPageFixture, path: string): Pr
 
 /** Opens a notebook and waits for its kernel. */
 export async function openNotebook(page: IJupyterLabPageFixture, path: string): Promise<void> {
+  await page.sidebar.openTab('filebrowser'); // the goat settings panel may hold the left sidebar
   expect(await page.notebook.openByPath(path)).toBe(true);
   await page.notebook.activate(path.split('/').pop()!);
   await page.evaluate(async () => {

@@ -344,10 +344,10 @@ async def test_a_users_deny_is_recorded_once_in_the_cell_and_a_rules_deny_keeps_
         def __init__(self, bundles: list[Any]) -> None:
             self.bundles = bundles
 
-        def update(self, obj: Any, /, *, raw: bool = False) -> None:
+        def update(self, obj: Any, /, *, raw: bool = False, metadata: Any = None) -> None:
             self.bundles.append(obj)
 
-    def display(obj: Any, /, *, raw: bool = False, display_id: bool = False) -> Handle:
+    def display(obj: Any, /, *, raw: bool = False, display_id: bool = False, metadata: Any = None) -> Handle:
         shown.append([obj])
         return Handle(shown[-1])
 

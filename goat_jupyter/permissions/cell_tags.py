@@ -3,11 +3,12 @@
 `goat:locked` / `goat:ask`: editing (replace, delete) or running that cell asks the user in every
 mode, bypassPermissions included, and only "allow once" is offered. `goat:no-edit`: NotebookEdit
 never replaces or deletes it; `goat:no-run`: RunCell never runs it. Tags compare without case or
-spaces (`Goat: Locked` is `goat:locked`). Rules name cells by tag: `RunCell(tag:train)`.
+spaces (`Goat: Locked` is `goat:locked`), after NFKC normalisation. Rules name cells by tag: `RunCell(tag:train)`.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -23,8 +24,8 @@ _HOW_TO_CHANGE = (
 
 
 def tag_key(tag: str) -> str:
-    """How tags compare: case and whitespace do not count."""
-    return "".join(tag.split()).casefold()
+    """How tags compare: case, whitespace and compatibility forms (fullwidth `：`) do not count."""
+    return "".join(unicodedata.normalize("NFKC", tag).split()).casefold()
 
 
 def tags_of(metadata: Mapping[str, Any]) -> tuple[str, ...]:

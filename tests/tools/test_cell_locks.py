@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from IPython.core.interactiveshell import InteractiveShell
 
 from goat_jupyter.kernel.services import KernelService
 from goat_jupyter.notebook.comm_bridge import CommBridge
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
+from goat_jupyter.permissions.cell_tags import CellFacts, lock_guard, refusal
 from goat_jupyter.permissions.rules import parse_rule
 from goat_jupyter.settings import PermissionMode
 from goat_jupyter.state import SessionState
@@ -27,7 +30,7 @@ from tests.notebook_frontend import FakeNotebookFrontend, loopback_opener, new_c
 
 NB = "nb.ipynb"
 SPELLINGS = ["goat:no-run", "Goat:No-Run", " goat : no-run ", "GOAT:NO-RUN\t"]
-LOCKS = ["goat:locked", "goat:ask", "Goat:Locked", " goat: ask "]
+LOCKS = ["goat:locked", "goat:ask", "Goat:Locked", " goat: ask ", "ｇｏａｔ：ｌｏｃｋｅｄ"]
 
 
 class Approver:
@@ -286,3 +289,30 @@ async def test_read_shows_tags_and_what_they_mean(tmp_path: Path, live: bool) ->
     assert (
         "editing, deleting or running it asks the user" in out.content and "you may not run it" in out.content
     )
+
+
+@pytest.mark.parametrize("mode", ["bypassPermissions", "default"])
+async def test_the_cell_is_listed_once_for_the_decision_and_once_to_run(tmp_path: Path, mode: PermissionMode) -> None:
+    rig = Rig(tmp_path, ["goat:locked", "train"], mode, Approver("allow_once"))
+    rig.session.settings.permissions.ask.append("RunCell(tag:train)")
+    assert not (await rig.call("RunCell", cell_id="cell-0")).is_error
+    listed = [r for r in rig.frontend.requests if r.get("op") == "list_cells"]
+    assert len(listed) == 2  # the precheck (tags, source, for every rule) and the run itself
+
+
+def _respelled(tag: str, data: st.DataObject) -> str:
+    """The tag with each letter's case flipped at will and whitespace put anywhere."""
+    pieces = [data.draw(st.sampled_from([c.lower(), c.upper()])) for c in tag]
+    gaps = [data.draw(st.sampled_from(["", " ", "\t", "\n "])) for _ in range(len(tag) + 1)]
+    return "".join(g + p for g, p in zip(gaps, [*pieces, ""], strict=True))
+
+
+@given(st.data())
+def test_every_spelling_of_a_goat_tag_holds(data: st.DataObject) -> None:
+    def cell(tag: str) -> CellFacts:
+        return CellFacts("cell 1 (id a)", "x", ("other", _respelled(tag, data)))
+
+    assert refusal("run", cell("goat:no-run")) is not None
+    assert refusal("edit", cell("goat:no-edit")) is not None
+    assert lock_guard("edit", cell(data.draw(st.sampled_from(["goat:locked", "goat:ask"])))) is not None
+    assert refusal("run", cell("goat:no-edit")) is None and lock_guard("run", cell("goat:no-run")) is None

@@ -17,8 +17,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from goat_jupyter.kernel.services import KernelService
 from goat_jupyter.notebook.comm_bridge import CommBridge
 from goat_jupyter.notebook.select import NotebookService
-from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.permissions.cell_tags import CellFacts, lock_guard, refusal
+from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, Choice, RulePolicy
 from goat_jupyter.permissions.rules import parse_rule
 from goat_jupyter.settings import PermissionMode
 from goat_jupyter.state import SessionState
@@ -36,7 +36,7 @@ LOCKS = ["goat:locked", "goat:ask", "Goat:Locked", " goat: ask ", "ｇｏａｔ�
 class Approver:
     """The user at the approval prompt: answers in turn, optionally acting while the prompt is up."""
 
-    def __init__(self, *answers: str, meanwhile: Callable[[], None] | None = None) -> None:
+    def __init__(self, *answers: Choice, meanwhile: Callable[[], None] | None = None) -> None:
         self.answers = list(answers)
         self.meanwhile = meanwhile
         self.asked: list[ApprovalRequest] = []
@@ -45,7 +45,7 @@ class Approver:
         self.asked.append(request)
         if self.meanwhile is not None:
             self.meanwhile()
-        return ApprovalAnswer(self.answers.pop(0) if self.answers else "deny")  # type: ignore[arg-type]
+        return ApprovalAnswer(self.answers.pop(0) if self.answers else "deny")
 
 
 class Rig:
@@ -292,7 +292,9 @@ async def test_read_shows_tags_and_what_they_mean(tmp_path: Path, live: bool) ->
 
 
 @pytest.mark.parametrize("mode", ["bypassPermissions", "default"])
-async def test_the_cell_is_listed_once_for_the_decision_and_once_to_run(tmp_path: Path, mode: PermissionMode) -> None:
+async def test_the_cell_is_listed_once_for_the_decision_and_once_to_run(
+    tmp_path: Path, mode: PermissionMode
+) -> None:
     rig = Rig(tmp_path, ["goat:locked", "train"], mode, Approver("allow_once"))
     rig.session.settings.permissions.ask.append("RunCell(tag:train)")
     assert not (await rig.call("RunCell", cell_id="cell-0")).is_error

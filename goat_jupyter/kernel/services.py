@@ -21,6 +21,7 @@ from goat_jupyter.kernel.summary import summarize
 from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Attachment, ToolContext, ToolOutput
+from goat_jupyter.tools.cell_locks import address, check_at_run
 from goat_jupyter.tools.notebook_live import choose_backend, notebook_service, resolve_notebook
 from goat_jupyter.tools.notebook_view import strip_ansi
 from goat_jupyter.tools.read_formats import prepare_image
@@ -51,6 +52,7 @@ class KernelService:
         if not backend.live:
             ctx.session.file_reads.check_writable(path)
         cell = self._runnable(find_cell(await backend.list_cells(), args.cell_id, where=str(path)), ctx)
+        check_at_run("run", address(args.notebook_path, args.cell_id), cell, ctx)
         count = self._next_execution_count()
         sink = OutputSink(on_text=_progress_sink(ctx))
         before = snapshot(self.shell.user_ns)
@@ -85,11 +87,11 @@ class KernelService:
             f"Ran {where} as execution [{count}]. Outputs:\n{body}", metadata=meta, attachments=attachments
         )
 
-    async def cell_source(self, args: RunCellInput, ctx: ToolContext) -> str:
-        """The source RunCell would run for `args` (what its permission rules name)."""
+    async def target_cell(self, args: RunCellInput, ctx: ToolContext) -> CellInfo:
+        """The cell RunCell would run for `args` (its source and tags are what permission rules name)."""
         path = await self._notebook_path(args.notebook_path, ctx)
         backend = await choose_backend(path, ctx)
-        return find_cell(await backend.list_cells(), args.cell_id, where=str(path)).source
+        return find_cell(await backend.list_cells(), args.cell_id, where=str(path))
 
     def _record(
         self, cell: CellInfo, count: int, before: dict[str, int], kept: NamespaceChange | None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from goat_jupyter.errors import InvalidPathError
+from goat_jupyter.permissions.cell_tags import CellAction, CellFacts, lock_guard
 from goat_jupyter.permissions.protected import protected_inside, protected_reason
 from goat_jupyter.permissions.rules import Access, Anchors, CallFacts, FolderWalk, Target, relative_inside
 from goat_jupyter.permissions.secrets import secret_reason
@@ -127,17 +128,40 @@ def describe_call(
     hook_commands: Sequence[str] = (),
     settings_now: Mapping[str, object] | None = None,
     code: str | None = None,
+    cell: CellFacts | None = None,
 ) -> Call:
     """`settings_now`: the runtime settings' current values (is a Config change widening?);
-    `code`: what a RunCell call would run (its cell's source), looked up by the caller."""
+    `code`: what a RunCell call would run (its cell's source), looked up by the caller;
+    `cell`: the cell a RunCell or NotebookEdit (replace, delete) call acts on (its tags)."""
     where = _Where(anchors, cwd, protected, exists, hook_commands)
     if tool_name in READ_PATH_ARGS:
         call = _read_call(tool_name, args, where)
     elif tool_name in EDIT_PATH_ARGS or tool_name in ("Move", "Delete"):
         call = _edit_call(tool_name, args, where)
     else:
-        return _code_call(_other_call(tool_name, args, side_effect, settings_now or {}), args, code)
+        call = _code_call(_other_call(tool_name, args, side_effect, settings_now or {}), args, code)
+        return _cell_call(call, args, cell)
+    call = _cell_call(call, args, cell)
     return replace(call, secret=secret_reason(call.facts, anchors.home))
+
+
+def _cell_action(tool_name: str, args: Mapping[str, Any]) -> CellAction | None:
+    """What the call does to an existing cell: RunCell runs it; NotebookEdit replaces or deletes it
+    (an insert only places a new cell after it)."""
+    if tool_name == "RunCell":
+        return "run"
+    if tool_name == "NotebookEdit" and args.get("edit_mode", "replace") != "insert":
+        return "edit"
+    return None
+
+
+def _cell_call(call: Call, args: Mapping[str, Any], cell: CellFacts | None) -> Call:
+    """A call on a cell carries its tags (tag rules) and, for a locked cell, the always-ask guard."""
+    action = _cell_action(call.facts.tool, args)
+    if action is None or cell is None:
+        return call
+    facts = replace(call.facts, tags=cell.keys)
+    return replace(call, facts=facts, guard=call.guard or lock_guard(action, cell))
 
 
 def _code_call(call: Call, args: Mapping[str, Any], code: str | None) -> Call:

@@ -28,7 +28,9 @@ Mode table (what happens without any rule or hook):
 | creating, changing, moving or deleting configuration (`.goat/`, `.claude/`, `.mcp.json`, the
 | user's settings folder, hook scripts), a file that runs code later (every `.git`, `.vscode`,
 | `.idea`, `*.pth`, start-up and shadowing modules, IPython/Jupyter configuration: config/code_files.py),
-| or a folder holding one (permissions/protected.py)
+| or a folder holding one (permissions/protected.py); running, replacing or deleting a notebook cell
+| tagged goat:locked or goat:ask (permissions/cell_tags.py; goat:no-run / goat:no-edit are refused
+| before any of this, by the tool)
 |                                             | ask     | ask         | ask  | ask    | deny    |
 | reading, moving, deleting or changing a credential store (`~/.ssh`, `~/.netrc`, goat's keys, the
 | Jupyter runtime folder...: permissions/secrets.py), unless an allow rule names that exact path
@@ -51,6 +53,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from goat_jupyter.permissions.calls import Call, describe_call
+from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.permissions.rules import Anchors, RuleKind, parse_rule, rule_matches, subcommand_allowed
 from goat_jupyter.permissions.secrets import exact_allow
 from goat_jupyter.permissions.shell import analyse
@@ -97,11 +100,13 @@ def evaluate(
     context: PermissionContext,
     *,
     code: str | None = None,
+    cell: CellFacts | None = None,
 ) -> Decision:
     """Decide one call: allow, deny (reason for the model) or ask (reason for the user).
 
-    `code`: the source a RunCell call would run (rules for it name that exact source)."""
-    call = describe(tool_name, args, side_effect, context, code=code)
+    `code`: the source a RunCell call would run (rules for it name that exact source);
+    `cell`: the cell a RunCell / NotebookEdit call acts on (tag rules, locks)."""
+    call = describe(tool_name, args, side_effect, context, code=code, cell=cell)
     if context.hook_decision == "deny":
         return Decision("deny", context.hook_reason or f"A PreToolUse hook blocked this {tool_name} call.")
     if rule := _first_match(context.deny, call, "deny", context):
@@ -293,6 +298,7 @@ def describe(
     context: PermissionContext,
     *,
     code: str | None = None,
+    cell: CellFacts | None = None,
 ) -> Call:
     """The call as the engine sees it (class, paths, command, URL, code, why it would ask)."""
     cwd = context.cwd or context.workspace
@@ -307,4 +313,5 @@ def describe(
         context.hook_commands,
         context.settings_now,
         code,
+        cell,
     )

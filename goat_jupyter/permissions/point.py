@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
+from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.state import SessionState
 
 Behavior = Literal["allow", "deny", "ask"]
@@ -43,6 +44,8 @@ class CallTool(Protocol):
     def title_for(self, args: Any) -> str: ...
 
     async def approval_code(self, args: Any, ctx: Any) -> str | None: ...
+
+    async def approval_cell(self, args: Any, ctx: Any) -> CellFacts | None: ...
 
 
 class CallHostView(Protocol):

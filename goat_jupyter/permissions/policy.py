@@ -15,6 +15,7 @@ from goat_jupyter.config.files import write_atomically
 from goat_jupyter.config.project import allow_key, project_hook_commands
 from goat_jupyter.config.trust import approve_keys
 from goat_jupyter.permissions.calls import CODE_TOOLS, Call
+from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.permissions.engine import (
     Decision,
     PermissionContext,
@@ -142,22 +143,22 @@ class RulePolicy:
     ) -> PermissionDecision:
         raw: dict[str, Any] = args.model_dump(by_alias=True)
         self._report_bad_rules(ctx.session)
-        code = await _code_of(tool, args, ctx)
-        decision = self._evaluate(tool, raw, ctx, hook, code)
+        seen = await _looked_up(tool, args, ctx)
+        decision = self._evaluate(tool, raw, ctx, hook, seen)
         if decision.behavior != "ask":
             return PermissionDecision(
                 decision.behavior, decision.reason if decision.behavior == "deny" else ""
             )
         if self.approver is None:
-            return PermissionDecision("deny", self._headless_message(tool, raw, ctx, decision, code))
+            return PermissionDecision("deny", self._headless_message(tool, raw, ctx, decision, seen))
         async with self._one_prompt_at_a_time:
             # An answer given while this call waited (e.g. "allow for session") may already cover it.
-            decision = self._evaluate(tool, raw, ctx, hook, code)
+            decision = self._evaluate(tool, raw, ctx, hook, seen)
             if decision.behavior != "ask":
                 return PermissionDecision(
                     decision.behavior, decision.reason if decision.behavior == "deny" else ""
                 )
-            request = self._request(tool, args, raw, ctx, decision, code)
+            request = self._request(tool, args, raw, ctx, decision, seen)
             try:
                 answer = await self.approver.request(request)
             except Exception as exc:  # a broken prompt must not crash the run
@@ -174,13 +175,14 @@ class RulePolicy:
                 self.notify(f"Ignoring a permission rule in the settings: {problem}")
 
     def _evaluate(
-        self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, hook: HookOutcome, code: str | None
+        self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, hook: HookOutcome, seen: _Seen
     ) -> Decision:
         context = self.context(ctx.session, hook, host_allowed=_host_allowed(ctx))
-        return evaluate(tool.name, raw, tool.side_effect, context, code=code)
+        return evaluate(tool.name, raw, tool.side_effect, context, code=seen.code, cell=seen.cell)
 
-    def _call(self, tool: CallTool, raw: dict[str, Any], session: SessionState, code: str | None) -> Call:
-        return describe(tool.name, raw, tool.side_effect, self.context(session), code=code)
+    def _call(self, tool: CallTool, raw: dict[str, Any], session: SessionState, seen: _Seen) -> Call:
+        context = self.context(session)
+        return describe(tool.name, raw, tool.side_effect, context, code=seen.code, cell=seen.cell)
 
     def _request(
         self,
@@ -189,9 +191,9 @@ class RulePolicy:
         raw: dict[str, Any],
         ctx: CallContext,
         decision: Decision,
-        code: str | None,
+        seen: _Seen,
     ) -> ApprovalRequest:
-        call = self._call(tool, raw, ctx.session, code)
+        call = self._call(tool, raw, ctx.session, seen)
         rules = suggest_rules_for(call, self.context(ctx.session).anchors)
         risk: Risk = _RISKS[call.kind]
         if call.guard and risk in ("low", "medium"):
@@ -236,9 +238,9 @@ class RulePolicy:
             )
 
     def _headless_message(
-        self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, decision: Decision, code: str | None
+        self, tool: CallTool, raw: dict[str, Any], ctx: CallContext, decision: Decision, seen: _Seen
     ) -> str:
-        call = self._call(tool, raw, ctx.session, code)
+        call = self._call(tool, raw, ctx.session, seen)
         rule = " and ".join(suggest_rules_for(call, self.context(ctx.session).anchors)) or None
         settings_file = workspace_settings_path(ctx.session.workspace)
         head = (
@@ -320,6 +322,26 @@ class StdinApprover:
             return await asyncio.to_thread(self.read_line, prompt)
         except EOFError:
             return at_end
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What was looked up for the decision: the code a call runs, the cell it acts on."""
+
+    code: str | None = None
+    cell: CellFacts | None = None
+
+
+async def _looked_up(tool: CallTool, args: BaseModel, ctx: CallContext) -> _Seen:
+    """The cell (tags, source) and exact code of a call; one notebook round trip at most (the
+    tool's precheck usually looked the cell up already)."""
+    try:
+        cell = await tool.approval_cell(args, ctx)
+    except Exception:  # the cell may be gone: no tag rule then matches; run() finds it gone
+        cell = None
+    if cell is not None and tool.name in CODE_TOOLS:
+        return _Seen(cell.source, cell)
+    return _Seen(await _code_of(tool, args, ctx), cell)
 
 
 async def _code_of(tool: CallTool, args: BaseModel, ctx: CallContext) -> str | None:

@@ -19,6 +19,8 @@
 - `mcp__server__tool`, `mcp__server__*` and `mcp__server` (every tool of that server).
 - `KernelInspect(df.shape)`, `RunCell(<source>)`: exactly that expression or cell source (no
   wildcards: `*` is a star); the bare tool name covers all code.
+- `RunCell(tag:train)`, `NotebookEdit(tag:db)` (or `Edit(tag:db)`): a cell carrying that tag
+  (case and spaces aside; permissions/cell_tags.py); never a call that acts on no cell.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from urllib.parse import urlsplit
 
 from wcmatch import glob
 
+from goat_jupyter.permissions.cell_tags import tag_rule_key
 from goat_jupyter.permissions.shell import ShellAnalysis, Subcommand, analyse
 from goat_jupyter.permissions.shell.syntax import fold_ascii
 
@@ -151,6 +154,7 @@ class CallFacts:
     allow_blocked: bool = False  # no allow rule may cover it (e.g. WebFetch with POST)
     also: tuple[Access, ...] = ()  # more (rule names, paths) that deny and ask rules check
     code: str | None = None  # the exact code a RunCell / KernelInspect call runs, when known
+    tags: frozenset[str] | None = None  # the tags (tag_key) of the cell it runs or changes, when known
 
 
 @functools.lru_cache(maxsize=1024)
@@ -162,6 +166,8 @@ def parse_rule(text: str) -> Rule:
     tool, specifier = match.group(1), match.group(2)
     if specifier is not None and specifier.strip() in ("", "*"):
         specifier = None
+    if specifier is not None and tag_rule_key(specifier) == "":
+        raise ValueError(f"The rule {text.strip()!r} names no tag (write it as Tool(tag:name)).")
     return Rule(text.strip(), tool, specifier)
 
 
@@ -176,6 +182,9 @@ def rule_matches(rule: Rule, call: CallFacts, kind: RuleKind, anchors: Anchors) 
     if rule.specifier is None:
         # A bare allow rule covers the tool inside the workspace only; outside needs a path rule.
         return kind != "allow" or not call.outside
+    tag = tag_rule_key(rule.specifier)
+    if tag is not None:
+        return call.tags is not None and tag in call.tags
     if call.code is not None:
         return rule.specifier == call.code  # exact text: no wildcards, no prefix
     if call.command is not None:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.permissions.point import SideEffect as SideEffect
 from goat_jupyter.tools.context import ProgressSink as ProgressSink
 from goat_jupyter.tools.context import ToolContext as ToolContext
@@ -58,6 +59,10 @@ class Tool(ABC, Generic[InputT]):
 
     async def approval_code(self, args: InputT, ctx: ToolContext) -> str | None:
         """The exact code this call runs, for tools whose rules name it (RunCell, KernelInspect)."""
+        return None
+
+    async def approval_cell(self, args: InputT, ctx: ToolContext) -> CellFacts | None:
+        """The notebook cell this call runs or changes (its tags name it in rules, lock it)."""
         return None
 
     async def precheck(self, args: InputT, ctx: ToolContext) -> None:

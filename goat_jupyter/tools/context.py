@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pydantic import BaseModel
 
 from goat_jupyter.errors import InvalidPathError, NotAvailableError
+from goat_jupyter.notebook.bridge import CellInfo
 from goat_jupyter.notebook.executions import ExecutionLog
 from goat_jupyter.notebook.select import NotebookService
+from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.permissions.point import CallTool
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.output import ToolOutput
@@ -53,7 +55,7 @@ class KernelAccess(Protocol):
 
     async def inspect(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
 
-    async def cell_source(self, args: Any, ctx: ToolContext) -> str: ...
+    async def target_cell(self, args: Any, ctx: ToolContext) -> CellInfo: ...
 
 
 class SubagentAccess(Protocol):
@@ -123,6 +125,9 @@ class ToolContext:
     progress: ProgressSink = _no_progress
     services: Services = field(default_factory=Services)
     executor: CallHost | None = None  # the one running this call; subagents inherit its policy and events
+    # The cells this call acts on as its precheck saw them (by address): the permission decision
+    # reads their tags from here, and run() refuses a cell whose locks changed since.
+    seen_cells: dict[str, CellFacts] = field(default_factory=lambda: dict[str, CellFacts]())
 
     @property
     def cwd(self) -> Path:

@@ -10,7 +10,9 @@ from pydantic import Field
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.file_lock import locked_async
 from goat_jupyter.notebook import CellInfo, NotebookBackend, address_label, cell_label, find_cell
+from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.cell_locks import address, check_at_run, checked_before
 from goat_jupyter.tools.notebook_landed import Expected, echo, read_back
 from goat_jupyter.tools.notebook_live import (
     check_unchanged,
@@ -53,7 +55,12 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         if args.cell_id is not None:
             target = find_cell(await backend.list_cells(), args.cell_id, where=str(path))
             if args.edit_mode != "insert":
+                checked_before("edit", _address(args), target, ctx)
                 check_unchanged(ctx, backend, target)
+
+    async def approval_cell(self, args: NotebookEditInput, ctx: ToolContext) -> CellFacts | None:
+        """The cell a replace or delete changes, as the precheck saw it (its tags, its lock)."""
+        return ctx.seen_cells.get(_address(args))
 
     async def run(self, args: NotebookEditInput, ctx: ToolContext) -> ToolOutput | str:
         path = ctx.resolve_path(args.notebook_path)
@@ -71,6 +78,7 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         cells = await backend.list_cells()
         target = None if args.cell_id is None else find_cell(cells, args.cell_id, where=str(path))
         if target is not None and args.edit_mode != "insert":
+            check_at_run("edit", _address(args), target, ctx)
             check_unchanged(ctx, backend, target)
         below_running = args.edit_mode == "insert" and target is None
         if below_running:
@@ -100,6 +108,10 @@ class NotebookEditTool(Tool[NotebookEditInput]):
             metadata["cell_number"] = landed.index + 1
             message = f"{message}\n{echo(landed)}"
         return ToolOutput(message + fallback_note(ctx, backend), metadata=metadata)
+
+
+def _address(args: NotebookEditInput) -> str:
+    return address(args.notebook_path, args.cell_id or "")
 
 
 def _check_arguments(path: Path, args: NotebookEditInput) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.errors import ToolExecutionError
+from goat_jupyter.permissions.cell_tags import tag_key, tags_of
 from goat_jupyter.tools.base import Attachment, ToolOutput
 from goat_jupyter.tools.read_formats import prepare_image
 
@@ -21,6 +22,12 @@ MAX_NOTEBOOK_IMAGES = 20
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 _TEXT_KINDS = ("text/plain", "text/markdown", "text/latex", "text/html", "application/json")
 _IMAGE_KINDS = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_TAG_MEANINGS = {
+    "goat:locked": "locked: editing, deleting or running it asks the user",
+    "goat:ask": "editing, deleting or running it asks the user",
+    "goat:no-edit": "you may not edit or delete it",
+    "goat:no-run": "you may not run it",
+}
 
 
 @dataclass
@@ -96,6 +103,7 @@ def _render_cell(
         attrs += f' execution_count="{cell["execution_count"]}"'
     if kernel:
         attrs += f' kernel="{kernel}"'
+    attrs += _lock_attrs(cell.get("metadata") or {})
     text = f"<cell {attrs}>\n{_joined(cell.get('source'))}\n</cell>"
     outputs: Sequence[Mapping[str, Any]] = cell.get("outputs") or []
     if cell_type != "code" or not outputs:
@@ -107,6 +115,17 @@ def _render_cell(
     else:
         view.attachments.extend(images)
     return f'{text}\n<outputs cell="{cell_id}">\n{rendered}\n</outputs>'
+
+
+def _lock_attrs(metadata: Mapping[str, Any]) -> str:
+    """The cell's tags, and what the user's goat tags mean for the agent (permissions/cell_tags.py)."""
+    tags = tags_of(metadata)
+    if not tags:
+        return ""
+    text = f' tags="{", ".join(tags)}"'
+    keys = {tag_key(t) for t in tags}
+    rules = [meaning for tag, meaning in _TAG_MEANINGS.items() if tag in keys]
+    return text + (f' goat="{"; ".join(rules)}"' if rules else "")
 
 
 def _elided_note(index: int, size: int, image_count: int, path: Path | None) -> str:

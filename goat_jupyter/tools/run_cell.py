@@ -5,7 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from goat_jupyter.notebook import address_label
+from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.cell_locks import address, checked_before, facts_of
 from goat_jupyter.tools.context import required
 
 
@@ -23,10 +25,25 @@ class RunCellTool(Tool[RunCellInput]):
     def title_for(self, args: RunCellInput) -> str:
         return f"Run {address_label(args.cell_id)}"
 
-    async def approval_code(self, args: RunCellInput, ctx: ToolContext) -> str | None:
-        """The cell's source now: "allow for session" covers that source, not the cell id."""
+    async def precheck(self, args: RunCellInput, ctx: ToolContext) -> None:
+        """Looks the cell up once: a `goat:no-run` cell is refused here, in every mode."""
         kernel = ctx.services.kernel
-        return None if kernel is None else await kernel.cell_source(args, ctx)
+        if kernel is not None:
+            cell = await kernel.target_cell(args, ctx)
+            checked_before("run", address(args.notebook_path, args.cell_id), cell, ctx)
+
+    async def approval_cell(self, args: RunCellInput, ctx: ToolContext) -> CellFacts | None:
+        """The cell as the precheck saw it: its source ("allow for session" covers that source, not
+        the cell id) and its tags (tag rules, locks)."""
+        seen = ctx.seen_cells.get(address(args.notebook_path, args.cell_id))
+        kernel = ctx.services.kernel
+        if seen is not None or kernel is None:
+            return seen
+        return facts_of(await kernel.target_cell(args, ctx))
+
+    async def approval_code(self, args: RunCellInput, ctx: ToolContext) -> str | None:
+        cell = await self.approval_cell(args, ctx)
+        return None if cell is None else cell.source
 
     async def run(self, args: RunCellInput, ctx: ToolContext) -> ToolOutput | str:
         kernel = required(ctx.services.kernel, "kernel", self.name)

@@ -17,10 +17,10 @@ from goat_jupyter.tools.notebook_live import (
     choose_backend,
     default_anchor,
     fallback_note,
-    goat_metadata,
     placed_below,
     remember_write,
 )
+from goat_jupyter.tools.notebook_provenance import check_tutor, goat_metadata
 
 
 class NotebookEditInput(ToolInput):
@@ -54,6 +54,7 @@ class NotebookEditTool(Tool[NotebookEditInput]):
             target = find_cell(await backend.list_cells(), args.cell_id, where=str(path))
             if args.edit_mode != "insert":
                 check_unchanged(ctx, backend, target)
+            check_tutor(ctx, target, args.edit_mode)
 
     async def run(self, args: NotebookEditInput, ctx: ToolContext) -> ToolOutput | str:
         path = ctx.resolve_path(args.notebook_path)
@@ -72,10 +73,11 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         target = None if args.cell_id is None else find_cell(cells, args.cell_id, where=str(path))
         if target is not None and args.edit_mode != "insert":
             check_unchanged(ctx, backend, target)
+            check_tutor(ctx, target, args.edit_mode)
         below_running = args.edit_mode == "insert" and target is None
         if below_running:
             target = default_anchor(ctx, path, cells)
-        stamp = goat_metadata(ctx)
+        stamp = goat_metadata(ctx, args.new_source)
         if args.edit_mode == "insert" or target is None:
             message, cell = await _insert(backend, args, target, stamp)
         elif args.edit_mode == "delete":

@@ -26,7 +26,11 @@ def test_tutor_and_explain_are_in_the_system_prompt(tmp_path: Path) -> None:
 
 
 def test_tutor_prompt_says_hints_not_answers() -> None:
-    assert "TODO(you)" in TUTOR and "hints in steps" in TUTOR and "Never write into a cell the student wrote" in TUTOR
+    assert (
+        "TODO(you)" in TUTOR
+        and "hints in steps" in TUTOR
+        and "Never write into a cell the student wrote" in TUTOR
+    )
 
 
 @pytest.mark.parametrize("bad", ["Tutor ", "teacher", "", "none"])

@@ -8,7 +8,7 @@ The labextension's badge computes the same hash (SHA-256 of the UTF-8 source, fi
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, cast
 
 from goat_jupyter.errors import PermissionDeniedError
 from goat_jupyter.notebook import CellInfo, cell_label
@@ -59,7 +59,7 @@ def written_by_goat(cell: CellInfo) -> bool:
     stamp: object = cell.metadata.get("goat")
     if not isinstance(stamp, dict) or not stamp:
         return False
-    known: object = stamp.get("source_hash")  # pyright: ignore[reportUnknownMemberType]
+    known = cast("dict[str, object]", stamp).get("source_hash")
     return known is None or known == source_hash(cell.source)
 
 

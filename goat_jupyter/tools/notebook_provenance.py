@@ -8,6 +8,8 @@ The labextension's badge computes the same hash (SHA-256 of the UTF-8 source, fi
 from __future__ import annotations
 
 import hashlib
+import os
+from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.errors import PermissionDeniedError
@@ -71,3 +73,20 @@ def check_tutor(ctx: ToolContext, cell: CellInfo, edit_mode: str) -> None:
     raise PermissionDeniedError(
         f"Not changed: {cell_label(cell)} was written (or edited) by the student, and {TUTOR_REFUSAL}."
     )
+
+
+def holds_notebook(path: Path) -> bool:
+    """Whether `path` is (or links to) an existing .ipynb, or is a folder with one anywhere below."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        return any(name.lower().endswith(".ipynb") for _, _, files in os.walk(path) for name in files)
+    spellings = (path, Path(os.path.realpath(path)))
+    return os.path.lexists(path) and any(p.suffix.lower() == ".ipynb" for p in spellings)
+
+
+def refuse_notebook_rewrite(ctx: ToolContext, path: Path, verb: str) -> None:
+    """In tutor style, no file tool may overwrite or remove a notebook (and so the student's cells)."""
+    if ctx.session.settings.output_style == "tutor" and holds_notebook(path):
+        raise PermissionDeniedError(
+            f"Not changed: to {verb} {path} would overwrite or remove the student's notebook cells, and "
+            f"{TUTOR_REFUSAL} (with NotebookEdit)."
+        )

@@ -22,7 +22,7 @@ from goat_jupyter.fileio import (
 )
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.notebook_provenance import TUTOR_REFUSAL
+from goat_jupyter.tools.notebook_provenance import refuse_notebook_rewrite
 from goat_jupyter.tools.placeholders import refuse_placeholders
 
 
@@ -115,11 +115,7 @@ class WriteTool(Tool[WriteInput]):
             await asyncio.to_thread(_precheck_locked, path, ctx.session.file_reads, args.content)
 
     async def _check_not_open(self, path: Path, ctx: ToolContext) -> None:
-        if path.suffix.lower() == ".ipynb" and ctx.session.settings.output_style == "tutor" and path.exists():
-            raise PermissionDeniedError(
-                f"Not changed: rewriting {path} would overwrite the student's cells, and {TUTOR_REFUSAL} "
-                "(with NotebookEdit)."
-            )
+        refuse_notebook_rewrite(ctx, path, "write")
         if path.suffix.lower() == ".ipynb" and await notebook_is_open(ctx, path):
             raise ConflictError(
                 f"{path} is open in JupyterLab: writing the file would be undone by the notebook's next save. "

@@ -93,18 +93,35 @@ async def test_replace_or_delete_of_a_student_cell_is_refused_in_every_mode(
     assert not [r for r in room.approver.requests if r.tool_name == "NotebookEdit"]  # refused before asking
 
 
-async def test_rewriting_the_whole_notebook_file_is_refused_too(tmp_path: Path) -> None:
+async def test_no_file_tool_overwrites_or_removes_the_notebook(tmp_path: Path) -> None:
     room = Classroom(tmp_path, "bypassPermissions")
     before = room.path.read_bytes()
-    await room.call("Read", {"file_path": str(room.path)})
-    for spelling in (str(room.path), "lesson.ipynb", "./sub/../lesson.ipynb"):
-        out = await room.call("Write", {"file_path": spelling, "content": "{}"})
-        assert out.is_error and "in tutor style" in out.content, out.content
-    out = await room.call("Edit", {"file_path": "lesson.ipynb", "old_string": "pass", "new_string": "1"})
-    assert out.is_error
-    assert room.path.read_bytes() == before
+    (tmp_path / "notes.txt").symlink_to(room.path)  # another name for the same notebook
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "Lesson2.IPYNB").write_text("{}")
+    (tmp_path / "other.ipynb").write_text("{}")
+    for spelling in (str(room.path), "lesson.ipynb", "./sub/../lesson.ipynb", "notes.txt"):
+        await room.call("Read", {"file_path": spelling})
+        assert_file_refused(await room.call("Write", {"file_path": spelling, "content": "{}"}))
+        edit = {"file_path": spelling, "old_string": "pass", "new_string": "return 1"}
+        assert (await room.call("Edit", edit)).is_error
+        assert_file_refused(await room.call("Delete", {"path": spelling}))
+        assert_file_refused(await room.call("Move", {"from": spelling, "to": "moved.ipynb"}))
+        move_over = {"from": "other.ipynb", "to": spelling, "overwrite": True}
+        assert_file_refused(await room.call("Move", move_over))
+    assert_file_refused(await room.call("Delete", {"path": "sub", "recursive": True}))
+    assert_file_refused(await room.call("Write", {"file_path": "sub/Lesson2.IPYNB", "content": "{}"}))
+    assert room.path.read_bytes() == before and (tmp_path / "sub" / "Lesson2.IPYNB").exists()
+    assert (tmp_path / "other.ipynb").exists()
     fresh = await room.call("Write", {"file_path": "new.ipynb", "content": "{}"})  # a new file is fine
     assert not fresh.is_error, fresh.content
+    room.session.settings.output_style = "default"
+    assert not (await room.call("Delete", {"path": "sub", "recursive": True})).is_error
+
+
+def assert_file_refused(out: ToolOutput) -> None:
+    assert out.is_error and out.error_code == "PERMISSION_DENIED", out.content
+    assert "would overwrite or remove the student's notebook cells" in out.content
 
 
 async def test_cells_goat_inserted_stay_editable_until_the_student_edits_them(tmp_path: Path) -> None:

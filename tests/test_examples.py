@@ -38,6 +38,14 @@ EXPECTED = {
         "East leads every month",
         "Headless: working in a copy of this folder",
     ],
+    "classroom.ipynb": [
+        "output style: tutor",
+        "389",
+        "TODO(you)",
+        "Inserted a new code cell",
+        "77.8",
+        "Headless: working in a copy of this folder",
+    ],
     "teaching_demo.ipynb": [
         "## Plan: `report.py`",
         "Run this notebook in JupyterLab and click **Approve**",
@@ -47,6 +55,8 @@ EXPECTED = {
 # Headless, nobody can review a plan or answer a question: the transcript says so (the recorded
 # session has a branch for it); clicked runs are played in ui-tests/tests/dataframe_agent.spec.ts.
 EXPECTED_ERRORS = {
+    # The recorded model tries once to write into the student's cell: tutor style refuses it.
+    "classroom.ipynb": ["Error: Not changed: cell 4 (id student) was written (or edited) by the student"],
     "teaching_demo.ipynb": [
         "Error: No user can review the plan in this run",
         "Error: No user can answer questions in this run",
@@ -124,9 +134,13 @@ def check_token_counts(name: str, log: Path) -> None:
 
 
 def test_examples_exist() -> None:
-    assert {"quickstart.ipynb", "data_analysis.ipynb", "dataframe_agent.ipynb", "teaching_demo.ipynb"} <= set(
-        NOTEBOOKS
-    )
+    assert {
+        "classroom.ipynb",
+        "quickstart.ipynb",
+        "data_analysis.ipynb",
+        "dataframe_agent.ipynb",
+        "teaching_demo.ipynb",
+    } <= set(NOTEBOOKS)
 
 
 INSTALL = "pip install -e '.[lab,examples]' && "

@@ -59,7 +59,7 @@ async def run_scope(
         def notify(text: str) -> None:
             renderer.handle(Notice(text, "warning"))
 
-        service.begin_run(running_cell_id=cell_id, probe=probe, notify=notify)
+        service.begin_run(running_cell_id=cell_id, probe=probe, notify=notify, prompt=prompt)
     run = checkpoints.begin(" ".join(prompt.split())[:60])
     try:
         yield run

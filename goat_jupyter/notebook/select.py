@@ -87,16 +87,20 @@ class NotebookService:
         self.kernel_dir = kernel_dir or Path.cwd()
         self.reads = CellReads()
         self.running_cell_id: str | None = None
+        self.running_prompt = ""  # the running %%goat cell's prompt (provenance of the cells it writes)
         self.probe = True  # False when no frontend that could answer ran the cell (nbclient, console)
         self.told = False
         self.fallback_told: set[str] = set()  # sessions whose model was told edits went to the file
         self._bridge: CommBridge | None = None
         self._placed: dict[str, str] = {}  # notebook -> last cell put below the running cell this run
 
-    def begin_run(self, *, running_cell_id: str | None, probe: bool, notify: Notify | None = None) -> None:
+    def begin_run(
+        self, *, running_cell_id: str | None, probe: bool, notify: Notify | None = None, prompt: str = ""
+    ) -> None:
         """A %%goat run starts: a fresh comm (the new cell is its parent), its cell, its notices."""
         self.end_run()
         self.running_cell_id = running_cell_id
+        self.running_prompt = prompt
         self.probe = probe
         if notify is not None:
             self.notify = notify

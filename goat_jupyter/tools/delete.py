@@ -13,6 +13,7 @@ from goat_jupyter.errors import FileNotFoundGoatError, InvalidInputError, Invali
 from goat_jupyter.file_lock import locked
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.notebook_provenance import refuse_notebook_rewrite
 
 
 class DeleteInput(ToolInput):
@@ -73,9 +74,13 @@ class DeleteTool(Tool[DeleteInput]):
     def title_for(self, args: DeleteInput) -> str:
         return f"Delete {args.path}"
 
+    async def precheck(self, args: DeleteInput, ctx: ToolContext) -> None:
+        refuse_notebook_rewrite(ctx, ctx.resolve_path(args.path), "delete")
+
     async def run(self, args: DeleteInput, ctx: ToolContext) -> ToolOutput | str:
         path = ctx.resolve_path(args.path)
         refuse_protected(path, ctx, "delete")
+        refuse_notebook_rewrite(ctx, path, "delete")
         if not os.path.lexists(path):
             raise FileNotFoundGoatError(f"{path} does not exist (cwd: {ctx.cwd}).")
         was_dir = path.is_dir() and not path.is_symlink()

@@ -31,6 +31,7 @@ from goat_jupyter.state import FileReadState, LineRange, describe_ranges
 from goat_jupyter.text import cut_line
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.edit_match import Replacement, apply, find_matches, look_alikes, plan
+from goat_jupyter.tools.notebook_provenance import refuse_notebook_rewrite
 from goat_jupyter.tools.placeholders import refuse_placeholders
 from goat_jupyter.tools.write import ensure_parent, refuse_folder_path
 
@@ -321,6 +322,7 @@ class EditTool(Tool[EditInput]):
     async def precheck(self, args: EditInput, ctx: ToolContext) -> None:
         refuse_folder_path(args.file_path)
         path = ctx.resolve_path(args.file_path)
+        refuse_notebook_rewrite(ctx, path, "edit")
         with os_errors(path, "editing"):
             await asyncio.to_thread(precheck_edit, path, args, ctx.session.file_reads, ctx.cwd)
 
@@ -328,5 +330,6 @@ class EditTool(Tool[EditInput]):
         refuse_folder_path(args.file_path)
         path = ctx.resolve_path(args.file_path)
         check_arguments(path, args)
+        refuse_notebook_rewrite(ctx, path, "edit")
         with os_errors(path, "editing"):
             return await asyncio.to_thread(edit_file, path, args, ctx.session.file_reads, ctx.cwd)

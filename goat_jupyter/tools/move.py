@@ -19,6 +19,7 @@ from goat_jupyter.file_lock import locked
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.delete import forget_tree, refuse_protected
+from goat_jupyter.tools.notebook_provenance import refuse_notebook_rewrite
 
 
 class MoveInput(ToolInput):
@@ -84,10 +85,16 @@ class MoveTool(Tool[MoveInput]):
     def title_for(self, args: MoveInput) -> str:
         return f"Move {args.from_} -> {args.to}"
 
+    async def precheck(self, args: MoveInput, ctx: ToolContext) -> None:
+        refuse_notebook_rewrite(ctx, ctx.resolve_path(args.from_), "move")
+        refuse_notebook_rewrite(ctx, ctx.resolve_path(args.to), "replace")
+
     async def run(self, args: MoveInput, ctx: ToolContext) -> ToolOutput | str:
         source, target = ctx.resolve_path(args.from_), ctx.resolve_path(args.to)
         refuse_protected(source, ctx, "move")
         refuse_protected(target, ctx, "replace")
+        refuse_notebook_rewrite(ctx, source, "move")
+        refuse_notebook_rewrite(ctx, target, "replace")
         check_move(source, target, args.overwrite)
         try:
             replaced = await asyncio.to_thread(

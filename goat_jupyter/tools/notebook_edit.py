@@ -19,10 +19,10 @@ from goat_jupyter.tools.notebook_live import (
     choose_backend,
     default_anchor,
     fallback_note,
-    goat_metadata,
     placed_below,
     remember_write,
 )
+from goat_jupyter.tools.notebook_provenance import check_tutor, goat_metadata
 
 
 class NotebookEditInput(ToolInput):
@@ -57,6 +57,7 @@ class NotebookEditTool(Tool[NotebookEditInput]):
             if args.edit_mode != "insert":
                 checked_before("edit", _address(args), target, ctx)
                 check_unchanged(ctx, backend, target)
+            check_tutor(ctx, target, args.edit_mode)
 
     async def approval_cell(self, args: NotebookEditInput, ctx: ToolContext) -> CellFacts | None:
         """The cell a replace or delete changes, as the precheck saw it (its tags, its lock)."""
@@ -80,10 +81,11 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         if target is not None and args.edit_mode != "insert":
             check_at_run("edit", _address(args), target, ctx)
             check_unchanged(ctx, backend, target)
+            check_tutor(ctx, target, args.edit_mode)
         below_running = args.edit_mode == "insert" and target is None
         if below_running:
             target = default_anchor(ctx, path, cells)
-        stamp = goat_metadata(ctx)
+        stamp = goat_metadata(ctx, args.new_source)
         if args.edit_mode == "insert" or target is None:
             message, cell = await _insert(backend, args, target, stamp)
         elif args.edit_mode == "delete":

@@ -1,4 +1,4 @@
-"""The notebook tools' side of the live bridge: backend choice, live reads, conflicts, provenance."""
+"""The notebook tools' side of the live bridge: backend choice, live reads, conflicts."""
 
 from __future__ import annotations
 
@@ -116,12 +116,3 @@ def placed_below(ctx: ToolContext, path: Path, cell_id: str) -> None:
     service = notebook_service(ctx)
     if service is not None:
         service.placed_below(path, cell_id)
-
-
-def goat_metadata(ctx: ToolContext) -> dict[str, Any]:
-    """Provenance for cells goat writes: session, model and (in a conversation) the turn."""
-    stamp: dict[str, Any] = {"session": ctx.session.session_id, "model": ctx.session.settings.model}
-    turn = getattr(ctx.session, "turns", None)
-    if isinstance(turn, int):
-        stamp["turn"] = turn
-    return {"goat": stamp}

@@ -22,6 +22,7 @@ from goat_jupyter.fileio import (
 )
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.notebook_provenance import refuse_notebook_rewrite
 from goat_jupyter.tools.placeholders import refuse_placeholders
 
 
@@ -114,6 +115,7 @@ class WriteTool(Tool[WriteInput]):
             await asyncio.to_thread(_precheck_locked, path, ctx.session.file_reads, args.content)
 
     async def _check_not_open(self, path: Path, ctx: ToolContext) -> None:
+        refuse_notebook_rewrite(ctx, path, "write")
         if path.suffix.lower() == ".ipynb" and await notebook_is_open(ctx, path):
             raise ConflictError(
                 f"{path} is open in JupyterLab: writing the file would be undone by the notebook's next save. "

@@ -38,6 +38,7 @@ from goat_jupyter.ui.html import (
     status_html,
     todo_html,
 )
+from goat_jupyter.ui.made_cells import MadeCells
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
 from goat_jupyter.ui.summary import relative
 from goat_jupyter.ui.text import (
@@ -243,6 +244,7 @@ class CellRenderer:
         self._waiting_user = False
         self._ticker: asyncio.TimerHandle | None = None
         self._footer: _StaticBlock | None = None
+        self._made = MadeCells()
         self._sub_usage = SubagentUsage()
         self._activity = "Working"  # the status line's first words
         self._begun = False
@@ -320,6 +322,8 @@ class CellRenderer:
             self._streamed_chars += len(event.text)
         if isinstance(event, TurnUsage):
             self._on_usage(event)
+        if isinstance(event, ToolFinished):
+            self._made.note(event)
         if not isinstance(event, RunFinished) and event.agent_id is not None:
             self._on_nested(event)
             return
@@ -344,8 +348,9 @@ class CellRenderer:
                 self._add(_StaticBlock(notice_html(text, level), notice_text(text, level), shown))
             case RunFinished():  # shown last, at close: an error reported after the run goes above it
                 event = with_subagents(event, self._sub_usage)
-                text = footer_text(event)
-                self._footer = _StaticBlock(footer_html(event), text, f"{FOOTER_RULE} {text}")
+                text = footer_text(event) + self._made.text()
+                footer = footer_html(event, self._made.html())
+                self._footer = _StaticBlock(footer, text, f"{FOOTER_RULE} {text}")
             case _:  # TurnUsage: the footer reports the totals
                 pass
 

@@ -320,8 +320,9 @@ def header_html(model: str, mode: str, output_style: str = "default") -> str:
     )
 
 
-def footer_html(event: RunFinished) -> str:
-    return f'<div style="{style.FOOTER}">{escape(footer_text(event))}</div>'
+def footer_html(event: RunFinished, made_html: str = "") -> str:
+    """The run's totals, then `made_html` (links to the cells it wrote: ui/made_cells.py)."""
+    return f'<div style="{style.FOOTER}">{escape(footer_text(event))}{made_html}</div>'
 
 
 # What the Markdown renderer shows as code. When unsure, match less: text outside a match gets escaped.

@@ -1,11 +1,13 @@
 /**
  * How goat's cells look in the notebook: a `%%goat` cell is edited as Markdown (it is a prompt,
  * not Python), and a cell goat inserted or changed wears a small badge from its `metadata.goat`
- * (hover: which session, model and turn).
+ * (hover: model, prompt, "edited by you since"; click: the %%goat cell it came from, provenance.ts).
  */
 import { Cell, ICellModel } from '@jupyterlab/cells';
-import { NotebookPanel } from '@jupyterlab/notebook';
+import { Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import { JSONObject } from '@lumino/coreutils';
+
+import { EDITED, editedSince, followCellLinks, onBadgeClick, originCell, stampText } from './provenance';
 
 const GOAT_PREFIX = /^%%goat(\s|$)/;
 const MARKDOWN_MIME = 'text/x-ipythongfm';
@@ -33,25 +35,13 @@ function syncMode(cell: Cell, defaultMime: string, defaultWrap: () => unknown): 
   }
 }
 
-function stampText(stamp: JSONObject): string {
-  const parts = ['Changed by goat'];
-  if (typeof stamp['model'] === 'string') {
-    parts.push(`model ${stamp['model']}`);
-  }
-  if (typeof stamp['turn'] === 'number') {
-    parts.push(`turn ${stamp['turn']}`);
-  }
-  if (typeof stamp['session'] === 'string') {
-    parts.push(`session ${stamp['session']}`);
-  }
-  return parts.join(' · ');
-}
+let tickets = 0; // orders the badge's async updates: only the latest one is shown
 
-/** Shows or removes the badge of a cell from its `metadata.goat`. */
-function syncBadge(cell: Cell): void {
+/** Shows or removes the badge of a cell from its `metadata.goat` (async: the source is hashed). */
+async function syncBadge(cell: Cell, notebook: Notebook): Promise<void> {
   const stamp = cell.model.getMetadata('goat') as JSONObject | undefined;
   let badge = cell.node.querySelector(`:scope > .${BADGE_CLASS}`) as HTMLElement | null;
-  if (!stamp || typeof stamp !== 'object') {
+  if (!stamp || typeof stamp !== 'object' || Array.isArray(stamp)) {
     badge?.remove();
     return;
   }
@@ -59,17 +49,36 @@ function syncBadge(cell: Cell): void {
     badge = document.createElement('div');
     badge.className = BADGE_CLASS;
     badge.textContent = 'goat';
+    onBadgeClick(badge, notebook, cell);
     cell.node.appendChild(badge);
   }
-  badge.title = stampText(stamp);
+  const ticket = String(++tickets);
+  badge.dataset.ticket = ticket;
+  const edited = await editedSince(stamp, cell.model.sharedModel.getSource());
+  if (badge.dataset.ticket !== ticket) {
+    return; // a later change is being shown
+  }
+  badge.title = stampText(stamp, edited);
+  badge.textContent = 'goat';
+  if (edited) {
+    const note = document.createElement('span');
+    note.className = 'goat-badge-note';
+    note.textContent = EDITED;
+    badge.appendChild(note);
+  }
+  badge.classList.toggle('goat-badge-edited', edited);
+  badge.classList.toggle('goat-badge-link', originCell(stamp) !== undefined);
+  badge.setAttribute('aria-label', badge.title);
 }
 
-function watchCell(cell: Cell, defaultMime: () => string, defaultWrap: () => unknown): void {
+function watchCell(cell: Cell, notebook: Notebook): void {
+  const defaultMime = () => notebook.codeMimetype;
+  const defaultWrap = () => notebook.editorConfig.code['lineWrap'];
   const model: ICellModel = cell.model;
   const update = () => {
     if (!cell.isDisposed) {
       syncMode(cell, defaultMime(), defaultWrap);
-      syncBadge(cell);
+      void syncBadge(cell, notebook);
     }
   };
   model.contentChanged.connect(update);
@@ -88,17 +97,16 @@ function watchCell(cell: Cell, defaultMime: () => string, defaultWrap: () => unk
 /** Keeps every cell of `panel` (and cells added later) in sync with goat's looks. */
 export function decorateCells(panel: NotebookPanel): void {
   const notebook = panel.content;
-  const defaultMime = () => notebook.codeMimetype;
-  const defaultWrap = () => notebook.editorConfig.code['lineWrap'];
   const seen = new WeakSet<Cell>();
   const scan = () => {
     for (const cell of notebook.widgets) {
       if (!seen.has(cell)) {
         seen.add(cell);
-        watchCell(cell, defaultMime, defaultWrap);
+        watchCell(cell, notebook);
       }
     }
   };
+  followCellLinks(notebook);
   notebook.model?.cells.changed.connect(() => requestAnimationFrame(scan));
   notebook.modelChanged.connect(() => requestAnimationFrame(scan));
   void panel.context.ready.then(scan);

@@ -132,7 +132,9 @@ async def test_notebook_edit_inserts_below_the_running_cell_and_replaces_live(
     assert sources == ["x = 2", "%%goat\n[insert] ...", "print('below')", "tail"]
     stamp = frontend.cells()[2]["metadata"]["goat"]
     assert (
-        set(stamp) == {"session", "model", "turn"}
+        set(stamp) == {"session", "model", "turn", "cell", "prompt", "source_hash"}
+        and stamp["cell"] == goat_cell
+        and stamp["prompt"] == "[insert] add a cell below and set x"
         and stamp["model"] == "openai/replay"
         and stamp["turn"] == 1
     )

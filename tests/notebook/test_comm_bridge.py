@@ -18,6 +18,7 @@ from goat_jupyter.notebook.live_notebook import LiveNotebook
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.context import Services
+from goat_jupyter.tools.notebook_provenance import source_hash
 from goat_jupyter.tools.runner import Executor, ToolCall
 from tests.notebook_frontend import FakeNotebookFrontend, LoopbackComm, loopback_opener, new_cell
 
@@ -241,6 +242,8 @@ async def test_insert_without_cell_id_goes_below_the_running_cell_in_order(tmp_p
         "session": executor.session.session_id,
         "model": executor.session.settings.model,
         "turn": 3,
+        "cell": running,  # the %%goat cell it came from (no prompt given to this run)
+        "source_hash": source_hash("first"),
     }
 
 

@@ -14,6 +14,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from goat_jupyter.notebook import FileNotebook, NotebookBackend, find_cell
 from goat_jupyter.tools import Registry, default_registry
+from goat_jupyter.tools.notebook_provenance import source_hash
 
 
 def make_notebook(path: Path, minor: int = 5) -> list[str]:
@@ -69,7 +70,11 @@ async def test_replace_code_cell_clears_outputs_and_marks_goat(
     assert cell["outputs"] == [] and cell["execution_count"] is None
     assert cell["id"] == ids[0]
     session = registry.session
-    assert cell["metadata"]["goat"] == {"session": session.session_id, "model": session.settings.model}
+    assert cell["metadata"]["goat"] == {
+        "session": session.session_id,
+        "model": session.settings.model,
+        "source_hash": source_hash("y = 2"),
+    }
     assert out.metadata["cell_id"] == ids[0] and out.metadata["edit_mode"] == "replace"
 
 

@@ -269,6 +269,43 @@ def test_footer_reports_turns_tokens_cost_and_time():
     assert "max turns" in footer
 
 
+def edit(call_id: str, mode: str, cell_id: str, number: int | None, *, error: bool = False) -> ToolFinished:
+    meta: dict[str, Any] = {"cell_id": cell_id, "edit_mode": mode, "cell_type": "code"}
+    if number is not None:
+        meta["cell_number"] = number
+    return ToolFinished(call_id, "NotebookEdit", ToolOutput("done", metadata=meta, is_error=error), 0.0)
+
+
+def test_footer_links_to_the_cells_the_run_made():
+    hostile = '"><script>x</script>'
+    events: list[Event] = [
+        edit("a", "insert", "id-new", 3),
+        edit("b", "replace", "id-old", 1),
+        edit("c", "replace", "id-new", 3),  # changed again: still "inserted", listed once
+        edit("d", "insert", "id-gone", 4),
+        edit("e", "delete", "id-gone", None),  # deleted later in the run: not listed
+        edit("f", "replace", "id-failed", 5, error=True),
+        edit("g", "insert", hostile, None),
+        ToolFinished("h", "Write", ToolOutput("ok", metadata={"cell_id": "id-write"}), 0.0),
+        RunFinished(1, 10, 5, None, 1.0, "end_turn"),
+    ]
+    footer = sink_footer(events)
+    assert footer["text/plain"].endswith(f" · inserted cell 3 · changed cell 1 · inserted cell {hostile}")
+    html = footer["text/html"]
+    assert '<a href="#goat-cell=id-new" data-goat-cell="id-new"' in html and ">cell 3</a>" in html
+    assert 'data-goat-cell="id-old"' in html and "id-gone" not in html and "id-failed" not in html
+    assert "<script>" not in html and "id-write" not in html
+
+
+def test_a_run_that_wrote_no_cell_has_no_links():
+    footer = sink_footer([RunFinished(1, 10, 5, None, 1.0, "end_turn")])
+    assert "goat-cell" not in footer["text/html"] and " · inserted" not in footer["text/plain"]
+
+
+def sink_footer(events: list[Event]) -> Any:
+    return run(events).shown[-1].final
+
+
 def test_errors_are_red_and_unfinished_cards_end_as_stopped():
     sink = run(
         [

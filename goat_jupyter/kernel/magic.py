@@ -109,6 +109,9 @@ async def run_cell(line: str, body: str) -> None:
         print("%%goat: write your request in the cell below the %%goat line.")
         return
     goat = runtime()
+    if refused := goat.refused_by_policy(options):
+        print(refused)
+        return
     settings = goat.session.settings
     renderer = make_renderer("auto")
     attach_interaction(goat, renderer)

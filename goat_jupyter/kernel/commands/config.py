@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from goat_jupyter.config import autoload
 from goat_jupyter.config.keys import apply_keys, key_store_path
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.kernel.runtime import GoatRuntime
 
 
@@ -20,3 +21,15 @@ def reload_config(goat: GoatRuntime) -> None:
         f"Reloaded the settings: model {goat.session.settings.model}, "
         f"mode {goat.session.settings.permission_mode}. Keys from {key_store_path()}: {keys}."
     )
+    for note in goat.session.settings.managed_notes:
+        print(f"Refused: {note}")
+
+
+def managed_status(notes: list[str]) -> str:
+    """What the managed policy sets, one line each, and what it refused of the settings files."""
+    policy = load_managed()
+    if not policy.active:
+        return "managed: none"
+    lines = [f"managed by {policy.reason}:", *(f"  {line}" for line in policy.describe())]
+    lines += [f"  refused: {note}" for note in notes]
+    return "\n".join(lines)

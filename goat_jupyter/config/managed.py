@@ -150,7 +150,8 @@ class ManagedPolicy:
         if key == "permission_mode" and isinstance(value, str) and not self.mode_allowed(value):
             return f"Permission mode '{value}' is beyond {self.max_mode}, the most {self.reason} allows."
         if key in self.ceilings and not _within(value, self.ceilings[key]):
-            return f"{key}={value} is above {self.ceilings[key]:g}, the limit set by {self.reason}."
+            shown = "none (no limit)" if value is None else value
+            return f"{key}={shown} is above {self.ceilings[key]:g}, the limit set by {self.reason}."
         if key in self.forced and value != self.forced[key]:
             return f"{key} is set to {self.forced[key]!r} by {self.reason} and cannot be changed."
         return None
@@ -170,9 +171,8 @@ class ManagedPolicy:
         return refused
 
     def _cap(self, data: dict[str, Any], key: str) -> str | None:
-        value = data.get(key)
-        refused = self.refusal(key, value) if value is not None else None
-        if value is None or refused:
+        refused = self.refusal(key, data[key]) if key in data else None  # an explicit none is refused too
+        if key not in data or refused:
             data[key] = self.data[key]
         return refused
 

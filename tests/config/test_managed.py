@@ -263,3 +263,24 @@ def test_a_managed_deny_rule_names_the_policy_when_it_blocks(managed: Path, ws: 
     )
     decision = evaluate("Bash", {"command": "curl http://x"}, "mutating", context)
     assert decision.behavior == "deny" and "managed policy (" in decision.reason
+
+
+def test_the_panel_shows_managed_fields_and_refuses_what_goes_beyond(managed: Path) -> None:
+    from goat_jupyter.server import user_settings
+
+    write_json(managed / "managed-settings.d" / "model.json", {"small_model": "gpt-4o-mini"})
+    fields = user_settings.panel_view()["managed"]
+    assert fields["small_model"]["locked"] and "managed policy (" in fields["small_model"]["reason"]
+    assert not fields["model"]["locked"] and "openai/gpt-4o*" in fields["model"]["reason"]
+    assert "At most acceptEdits" in fields["permission_mode"]["reason"]
+    assert "Bash(curl:*)" in fields["permissions"]["reason"]
+    body = {
+        "model": "anthropic/claude-opus-4",
+        "small_model": "openai/gpt-4o",
+        "permission_mode": "bypassPermissions",
+        "mcpServers": {"evil": {"command": "x"}},
+    }
+    problems = user_settings.validate(body)
+    assert {p["field"] for p in problems} == set(body)
+    assert all("managed policy (" in p["message"] for p in problems)
+    assert user_settings.validate({"model": "openai/gpt-4o", "permission_mode": "acceptEdits"}) == []

@@ -24,6 +24,13 @@ interface IPanelSettings {
   mcpServers: Record<string, unknown>;
   autoload: boolean;
   path: string;
+  managed?: Record<string, IManagedField>;
+}
+
+/** A field the administrator's managed policy sets (locked) or bounds, with the reason in words. */
+interface IManagedField {
+  locked: boolean;
+  reason: string;
 }
 
 interface IProvider {
@@ -66,6 +73,8 @@ export class GoatSettingsPanel extends Widget {
   private keyName = element('input', { placeholder: 'OPENAI_API_KEY', 'data-goat': 'key-name' });
   private keyValue = element('input', { type: 'password', placeholder: 'value', 'data-goat': 'key-value' });
   private status = element('div', { class: 'goat-settings-status', 'data-goat': 'status' });
+  private managedNote = element('div', { class: 'goat-settings-hint', 'data-goat': 'managed' });
+  private locked = new Set<string>();
   private catalogue: ICatalogue = { models: [], providers: [] };
   private trust = new TrustSection();
 
@@ -94,6 +103,7 @@ export class GoatSettingsPanel extends Widget {
     keyRow.append(this.keyName, this.keyValue, setKey);
     this.node.append(
       element('h2', {}, 'goat settings'),
+      this.managedNote,
       section(
         'Model',
         labelled('Model', this.model),
@@ -162,6 +172,24 @@ export class GoatSettingsPanel extends Widget {
     this.mcp.value = JSON.stringify(settings.mcpServers ?? {}, null, 2);
     this.autoload.checked = settings.autoload;
     this.status.title = settings.path;
+    this.showManaged(settings.managed ?? {});
+  }
+
+  /** Lock the fields the managed policy sets; say why for each field it sets or bounds. */
+  private showManaged(managed: Record<string, IManagedField>): void {
+    const controls: Record<string, HTMLElement & { disabled: boolean }> = {
+      model: this.model,
+      small_model: this.smallModel,
+      permission_mode: this.mode,
+      mcpServers: this.mcp
+    };
+    this.locked = new Set(Object.keys(managed).filter(key => managed[key].locked));
+    for (const [key, control] of Object.entries(controls)) {
+      control.disabled = this.locked.has(key);
+      control.title = managed[key]?.reason ?? '';
+    }
+    const reasons = Object.entries(managed).map(([key, field]) => `${key}: ${field.reason}`);
+    this.managedNote.textContent = reasons.length ? `Managed by your administrator. ${reasons.join(' ')}` : '';
   }
 
   private showKeyStatus(): void {
@@ -224,7 +252,7 @@ export class GoatSettingsPanel extends Widget {
     for (const name of RULE_LISTS) {
       permissions[name] = lines(this.rules[name].value);
     }
-    return {
+    const body: Record<string, unknown> = {
       model: this.model.value.trim(),
       small_model: this.smallModel.value.trim(),
       permission_mode: this.mode.value,
@@ -232,6 +260,10 @@ export class GoatSettingsPanel extends Widget {
       mcpServers: servers,
       autoload: this.autoload.checked
     };
+    for (const key of this.locked) {
+      delete body[key]; // set by the managed policy: the user's file keeps whatever it had
+    }
+    return body;
   }
 
   private clearErrors(): void {

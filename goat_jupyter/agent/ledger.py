@@ -22,7 +22,7 @@ def ledger_path() -> Path:
 
 
 def today() -> str:
-    return datetime.datetime.now(datetime.UTC).date().isoformat()
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
 
 
 def _read(path: Path) -> dict[str, float]:

@@ -193,8 +193,9 @@ class ManagedPolicy:
             servers = data.get(key)
             if not isinstance(servers, dict):
                 continue
-            kept = {n: v for n, v in cast("dict[str, Any]", servers).items() if self.server_allowed(n)}
-            notes += [f"MCP server '{n}' is not allowed by {self.reason}." for n in servers if n not in kept]
+            named = cast("dict[str, Any]", servers)
+            kept = {n: v for n, v in named.items() if self.server_allowed(n)}
+            notes += [f"MCP server '{n}' is not allowed by {self.reason}." for n in named if n not in kept]
             data[key] = kept
         return notes
 

@@ -222,7 +222,9 @@ def test_the_managed_folders_are_protected(managed: Path, ws: Path) -> None:
 
 def test_the_ledger_adds_up_across_threads(tmp_path: Path) -> None:
     path = tmp_path / "usage" / "daily-cost.json"
-    workers = [threading.Thread(target=lambda: [ledger.record(0.01, path) for _ in range(20)]) for _ in range(4)]
+    workers = [
+        threading.Thread(target=lambda: [ledger.record(0.01, path) for _ in range(20)]) for _ in range(4)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -89,7 +89,8 @@ async def test_status_lists_the_policy_and_what_it_refused(kernel: KernelSession
     assert "mode default" in status  # the environment's bypassPermissions was refused
     assert "refused: Permission mode 'bypassPermissions' is beyond acceptEdits" in status
     assert "refused: max_cost_per_run=9 is above 0.5" in status  # the project's file
-    assert "refused: max_cost_per_user_per_day=none (no limit) is above 0.01" in status  # the project: no limit
+    # the project asked for no limit
+    assert "refused: max_cost_per_user_per_day=none (no limit) is above 0.01" in status
 
 
 @pytest.mark.parametrize(
@@ -123,7 +124,9 @@ async def test_cell_options_cannot_go_beyond(
     assert len(server.requests) == before  # nothing was sent
 
 
-async def test_a_disabled_tool_is_not_offered_and_refused(kernel: KernelSession, server: ReplayServer) -> None:
+async def test_a_disabled_tool_is_not_offered_and_refused(
+    kernel: KernelSession, server: ReplayServer
+) -> None:
     assert "acceptEdits" in (await kernel.execute("%goat config permission_mode=acceptEdits")).stdout
     result = await kernel.execute("%%goat\n[fetch] fetch it", timeout=90)
     assert result.status == "ok", result.error
@@ -133,7 +136,9 @@ async def test_a_disabled_tool_is_not_offered_and_refused(kernel: KernelSession,
     assert "WebFetch is disabled by the managed policy (" in tool_result, tool_result
 
 
-async def test_a_managed_deny_rule_beats_the_users_allow_rule(kernel: KernelSession, server: ReplayServer) -> None:
+async def test_a_managed_deny_rule_beats_the_users_allow_rule(
+    kernel: KernelSession, server: ReplayServer
+) -> None:
     result = await kernel.execute("%%goat\n[curl] fetch it", timeout=90)
     assert result.status == "ok", result.error
     tool_result = str(server.requests[-1]["messages"])

@@ -286,3 +286,13 @@ def test_the_panel_shows_managed_fields_and_refuses_what_goes_beyond(managed: Pa
     assert {p["field"] for p in problems} == set(body)
     assert all("managed policy (" in p["message"] for p in problems)
     assert user_settings.validate({"model": "openai/gpt-4o", "permission_mode": "acceptEdits"}) == []
+
+
+def test_servers_of_a_trusted_mcp_json_outside_the_list_do_not_start(managed: Path, ws: Path) -> None:
+    from goat_jupyter.mcp.config import load_mcp_config
+
+    write_json(ws / ".mcp.json", {"mcpServers": {"evil": {"command": "x"}, "docs": {"command": "y"}}})
+    trust_folder(ws)
+    config = load_mcp_config(ws, {"other": {"command": "z"}}, env_with(managed))
+    assert list(config.servers) == ["docs"]
+    assert sum("not allowed by the managed policy (" in p for p in config.problems) == 2

@@ -296,3 +296,18 @@ def test_servers_of_a_trusted_mcp_json_outside_the_list_do_not_start(managed: Pa
     config = load_mcp_config(ws, {"other": {"command": "z"}}, env_with(managed))
     assert list(config.servers) == ["docs"]
     assert sum("not allowed by the managed policy (" in p for p in config.problems) == 2
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("permission_mode", "bypassPermissions"), ("model", "mistral/large"), ("max_cost_per_run", "none")],
+)
+async def test_the_config_tool_cannot_go_beyond(managed: Path, ws: Path, key: str, value: str) -> None:
+    from goat_jupyter.tools import default_registry
+
+    registry = default_registry(cwd=ws)
+    registry.session.settings = load_settings(ws, environ=env_with(managed))
+    before = getattr(registry.session.settings, key)
+    output = await registry.call("Config", {"setting": key, "value": value})
+    assert output.is_error and "managed policy (" in output.content, output.content
+    assert getattr(registry.session.settings, key) == before

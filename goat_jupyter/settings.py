@@ -1,4 +1,5 @@
-"""Settings: defaults < ~/.goat/settings.json < .goat/settings.json < environment < runtime."""
+"""Settings: defaults < ~/.goat/settings.json < .goat/settings.json < environment < runtime, all under
+the managed policy (config/managed.py), which nothing below it can go beyond."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from goat_jupyter.config.claude_files import claude_permissions
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.config.project import allow_key, goat_home, read_project, trusted_goat_settings
 from goat_jupyter.config.trust import approval_for
 from goat_jupyter.errors import InvalidInputError
@@ -69,11 +71,18 @@ class Settings(BaseModel):
     max_cost_per_run: float | None = Field(default=None, ge=0)
     max_cost_per_session: float | None = Field(default=None, ge=0)
     max_tokens_per_run: int | None = Field(default=None, ge=1)
+    max_cost_per_user_per_day: float | None = Field(default=None, ge=0)  # agent/ledger.py
     # "Revert this run": how much a run may copy of kernel objects its code may change in place.
     revert_memory_mb: float = Field(default=200.0, ge=0)
     permissions: PermissionRules = Field(default_factory=PermissionRules)
     hooks: dict[str, Any] = Field(default_factory=dict)
     mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")
+    # What the managed policy refused of the files and the environment, one sentence each.
+    _managed_notes: list[str] = PrivateAttr(default_factory=lambda: list[str]())
+
+    @property
+    def managed_notes(self) -> list[str]:
+        return self._managed_notes
 
 
 # Settings the Config tool and `%goat config` may change at runtime (flat, scalar values).
@@ -90,6 +99,7 @@ RUNTIME_KEYS: tuple[str, ...] = (
     "max_cost_per_run",
     "max_cost_per_session",
     "max_tokens_per_run",
+    "max_cost_per_user_per_day",
 )
 
 _ENV_KEYS = {
@@ -153,15 +163,26 @@ def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Set
     project = trusted_goat_settings(read_project(workspace).goat, approval.covers)
     claude = claude_permissions(workspace, project_allow=lambda rule: approval.covers(allow_key(rule)))
     user = _read_json(user_settings_path())
-    for layers in ((claude, user, project), (claude, user)):
+    for layers in ((claude, user, project), (claude, user), ()):
         data: dict[str, Any] = {}
         for layer in layers:
             data = _merge(data, layer)
         try:
-            return Settings.model_validate(_with_environment(data, env))
+            return _managed(_with_environment(data, env), env)
         except ValidationError:
             continue
     return Settings.model_validate(_with_environment({}, env))  # broken files: defaults + environment
+
+
+def _managed(data: dict[str, Any], env: Mapping[str, str]) -> Settings:
+    """The managed policy over every other layer; what it refused is kept on the settings."""
+    policy = load_managed(env)
+    if not policy.active:
+        return Settings.model_validate(data)
+    data, notes = policy.apply(data)
+    settings = Settings.model_validate(data)
+    settings.managed_notes.extend(notes)
+    return settings
 
 
 def _with_environment(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
@@ -190,6 +211,7 @@ VALUE_HINTS: dict[str, str] = {
     "max_cost_per_run": "dollars a %%goat run may spend, e.g. 0.50, or none for no limit",
     "max_cost_per_session": "dollars the whole session may spend, e.g. 5, or none for no limit",
     "max_tokens_per_run": "tokens (prompt + answer) a %%goat run may use, or none for no limit",
+    "max_cost_per_user_per_day": "dollars you may spend a day over all sessions, or none for no limit",
 }
 
 
@@ -221,7 +243,10 @@ def coerce_setting(key: str, value: object) -> object:
         raise InvalidInputError(
             f"Invalid value {value!r} for '{key}': {reason}. Valid values: {value_hint(key)}."
         ) from None
-    return getattr(probe, key)
+    coerced = getattr(probe, key)
+    if refused := load_managed().refusal(key, coerced):
+        raise InvalidInputError(refused)
+    return coerced
 
 
 def runtime_values(settings: Settings) -> dict[str, object]:

@@ -8,10 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from goat_jupyter.agent import ledger
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
 from goat_jupyter.agent.llm import AssistantTurn, LLMClient, Usage, litellm_loaded, token_prices
 from goat_jupyter.agent.session import Message, Session, as_list
 from goat_jupyter.agent.spend import BudgetReachedError, Limits, Prices, RunSpend, answer_cap, live_budget
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.catalog import ToolCatalog
@@ -263,10 +265,15 @@ class Agent:
         )
         make_call_ids_unique(turn)
         self.spend.add(turn.usage.prompt_tokens, turn.usage.completion_tokens, turn.usage.cost_usd)
+        if self.session.settings.max_cost_per_user_per_day is not None and turn.usage.cost_usd:
+            ledger.record(turn.usage.cost_usd)
         return turn
 
     def _answer_cap(self, prompt_tokens: int) -> int | None:
-        """Raises BudgetReachedError when the request could cross a budget; else its answer's cap."""
+        """Raises BudgetReachedError when the request could cross a budget (or its model is outside
+        the managed allow-list, e.g. a subagent's); else its answer's cap."""
+        if refused := load_managed().refusal("model", self.llm.model):
+            raise BudgetReachedError(refused)
         limits = Limits.of(self.session.settings)
         if not limits.any:
             return None
@@ -275,7 +282,8 @@ class Agent:
             self.spend.unpriced_noted = True
             self.emit(Notice(_unknown_cost(self.llm.model, limits), "warning", self.agent_id))
         priced = Prices(*prices) if prices is not None else None
-        return answer_cap(limits, self.spend, self.spend.session_cost, prompt_tokens, priced)
+        day = ledger.spent_today() if limits.cost_per_user_per_day is not None else 0.0
+        return answer_cap(limits, self.spend, self.spend.session_cost, prompt_tokens, priced, day)
 
     async def _run_tools(self, turn: AssistantTurn) -> None:
         calls = [ToolCall(c.id, c.name, c.arguments) for c in turn.tool_calls]

@@ -1,4 +1,4 @@
-"""Budgets: what a run and a session may spend, checked before each model request is sent.
+"""Budgets: what a run, a session and a user's day may spend, checked before each model request is sent.
 
 A request is sent only if it cannot cross a budget: its prompt is priced (or counted) before it
 goes, and its answer is capped (`max_tokens`) at what the budget still pays for. A request that
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.errors import GoatError
 from goat_jupyter.settings import Settings
 
@@ -57,14 +58,21 @@ class Limits:
     cost_per_run: float | None = None
     cost_per_session: float | None = None
     tokens_per_run: int | None = None
+    cost_per_user_per_day: float | None = None
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
-        return cls(settings.max_cost_per_run, settings.max_cost_per_session, settings.max_tokens_per_run)
+        return cls(
+            settings.max_cost_per_run,
+            settings.max_cost_per_session,
+            settings.max_tokens_per_run,
+            settings.max_cost_per_user_per_day,
+        )
 
     @property
     def any_cost(self) -> bool:
-        return self.cost_per_run is not None or self.cost_per_session is not None
+        costs = (self.cost_per_run, self.cost_per_session, self.cost_per_user_per_day)
+        return any(cost is not None for cost in costs)
 
     @property
     def any(self) -> bool:
@@ -95,9 +103,14 @@ def dollars(amount: float, scale: float) -> str:
     return f"${amount:.2f}" if scale >= 0.1 else f"${amount:.4f}"
 
 
-def cost_headroom(limits: Limits, run: RunSpend, session_cost: float) -> Headroom | None:
-    """The cost budget with the least left (the run's or the session's)."""
+def cost_headroom(
+    limits: Limits, run: RunSpend, session_cost: float, day_cost: float = 0.0
+) -> Headroom | None:
+    """The cost budget with the least left (the run's, the session's or the user's day)."""
     rooms = [
+        Headroom("max_cost_per_user_per_day", day_cost, limits.cost_per_user_per_day, "$")
+        if limits.cost_per_user_per_day is not None
+        else None,
         Headroom("max_cost_per_run", run.cost_usd, limits.cost_per_run, "$")
         if limits.cost_per_run is not None
         else None,
@@ -115,6 +128,7 @@ def answer_cap(
     session_cost: float,
     prompt_tokens: int,
     prices: Prices | None,
+    day_cost: float = 0.0,
 ) -> int | None:
     """The most answer tokens the next request may ask for; None: no budget applies.
 
@@ -124,7 +138,7 @@ def answer_cap(
     if limits.tokens_per_run is not None:
         room = Headroom("max_tokens_per_run", run.tokens, limits.tokens_per_run, "tokens")
         caps.append(_check(room, math.floor(room.left) - prompt_tokens))
-    cost_room = cost_headroom(limits, run, session_cost)
+    cost_room = cost_headroom(limits, run, session_cost, day_cost)
     if cost_room is not None and prices is not None:
         left = cost_room.left - prompt_tokens * prices.prompt
         affordable = math.floor(left / prices.answer) if prices.answer > 0 else 1 << 30
@@ -139,6 +153,8 @@ def _check(room: Headroom, answer_tokens: int) -> int:
 
 
 def stop_line(room: Headroom) -> str:
+    if room.name == "max_cost_per_user_per_day":
+        return _day_stop_line(room)
     more = room.limit * 2 or 1
     if room.unit == "$":
         more_text = dollars(more, more)[1:]
@@ -148,6 +164,16 @@ def stop_line(room: Headroom) -> str:
         option = f"%%goat --max-tokens {more_text} or "
     how = f"raise it with {option}%goat config {room.name}={more_text}"
     return f"Stopped at the budget: {room.describe()} ({room.name}) · {how}"
+
+
+def _day_stop_line(room: Headroom) -> str:
+    policy = load_managed()
+    if room.name in policy.ceilings:
+        how = f"set by {policy.reason}; it starts again at 00:00 UTC"
+    else:
+        more = dollars(room.limit * 2 or 1, room.limit * 2 or 1)[1:]
+        how = f"it starts again at 00:00 UTC, or raise it with %goat config {room.name}={more}"
+    return f"Stopped at the budget: {room.describe()} today ({room.name}) · {how}"
 
 
 def live_budget(limits: Limits, run: RunSpend) -> str:
@@ -163,7 +189,9 @@ def live_budget(limits: Limits, run: RunSpend) -> str:
     return f"{tightest.describe()} budget"
 
 
-def budget_status(limits: Limits, run: RunSpend | None, session_cost: float | None) -> str:
+def budget_status(
+    limits: Limits, run: RunSpend | None, session_cost: float | None, day_cost: float = 0.0
+) -> str:
     """One line for `%goat status` and the live status: spend against each budget in force."""
     parts: list[str] = []
     spent_run = run or RunSpend()
@@ -174,4 +202,6 @@ def budget_status(limits: Limits, run: RunSpend | None, session_cost: float | No
         parts.append(f"session {shown} of {dollars(limit, limit)}")
     if limits.tokens_per_run is not None:
         parts.append(f"last run {spent_run.tokens:,} of {limits.tokens_per_run:,} tokens")
+    if (limit := limits.cost_per_user_per_day) is not None:
+        parts.append(f"today {dollars(day_cost, limit)} of {dollars(limit, limit)}")
     return "budget: " + (" · ".join(parts) if parts else "none")

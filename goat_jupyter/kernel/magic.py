@@ -112,6 +112,9 @@ async def run_cell(line: str, body: str, renderer: Renderer | None = None) -> No
         print("%%goat: write your request in the cell below the %%goat line.")
         return
     goat = runtime()
+    if refused := goat.refused_by_policy(options):
+        print(refused)
+        return
     settings = goat.session.settings
     attach_interaction(goat, renderer)
     renderer.start(

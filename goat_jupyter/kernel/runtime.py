@@ -11,6 +11,7 @@ from typing import Any
 from goat_jupyter.agent.llm import LLMClient, llm_client_for
 from goat_jupyter.agent.loop import Agent, RunResult
 from goat_jupyter.agent.session import Session, list_sessions, load_session
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.kernel import executions
 from goat_jupyter.kernel.kernel_state import StaleReminder
 from goat_jupyter.kernel.services import kernel_service
@@ -178,6 +179,14 @@ class GoatRuntime:
             if self.session.settings is settings:
                 # Keep runtime changes made during the run (Config tool), drop the per-cell overrides.
                 self.session.settings = _drop_overrides(settings, saved, options)
+
+    def refused_by_policy(self, options: RunOptions) -> str | None:
+        """Why this run would go beyond the managed policy (model, mode, budget); None if it would not."""
+        settings = self._effective_settings(options)
+        policy = load_managed()
+        keys = ("model", "small_model", "permission_mode", *policy.ceilings)
+        refusals = (policy.refusal(key, getattr(settings, key)) for key in keys)
+        return next((refused for refused in refusals if refused), None)
 
     def _effective_settings(self, options: RunOptions) -> Settings:
         update: dict[str, Any] = {}

@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.config.project import server_key
 from goat_jupyter.config.trust import approval_for
 
@@ -177,6 +178,10 @@ def load_mcp_config(
     from_file = {name: raw for name, raw in from_file.items() if name not in config.untrusted}
     merged: dict[str, tuple[str, object]] = {name: (MCP_JSON, raw) for name, raw in from_file.items()}
     merged.update({name: ("settings", raw) for name, raw in (settings_servers or {}).items()})
+    policy = load_managed(env)
+    for name in [n for n in merged if not policy.server_allowed(n)]:
+        config.problems.append(f"MCP server '{name}' is not allowed by {policy.reason}.")
+        del merged[name]
     owners: dict[str, str] = {}
     for raw_name, (source, raw) in merged.items():
         name = normalise_server_name(raw_name)

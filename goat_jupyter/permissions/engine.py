@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.permissions.calls import Call, describe_call
 from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.permissions.rules import Anchors, RuleKind, parse_rule, rule_matches, subcommand_allowed
@@ -93,6 +94,12 @@ class PermissionContext:
         return Anchors.of(self.workspace, self.home)
 
 
+def _managed(rule: str, kind: str) -> str:
+    """Where a rule of the managed policy comes from, so the user knows it cannot be removed."""
+    policy = load_managed()
+    return f" of {policy.reason}" if rule in policy.rules(kind) else ""
+
+
 def evaluate(
     tool_name: str,
     args: Mapping[str, Any],
@@ -111,7 +118,9 @@ def evaluate(
         return Decision("deny", context.hook_reason or f"A PreToolUse hook blocked this {tool_name} call.")
     if rule := _first_match(context.deny, call, "deny", context):
         return Decision(
-            "deny", f"Permission denied: the rule {rule} in permissions.deny blocks this call.", rule
+            "deny",
+            f"Permission denied: the rule {rule} in permissions.deny{_managed(rule, 'deny')} blocks this call.",
+            rule,
         )
     if call.guard:
         if mode_decision(call, context.mode) == "deny":
@@ -121,7 +130,7 @@ def evaluate(
         return _secret_decision(call, call.secret, context)
     if rule := _first_match(context.ask, call, "ask", context):
         return _asking(
-            f"The rule {rule} in permissions.ask requires approval. {call.ask_reason}".strip(),
+            f"The rule {rule} in permissions.ask{_managed(rule, 'ask')} requires approval. {call.ask_reason}".strip(),
             call,
             context,
             rule,

@@ -9,6 +9,7 @@ it) needs the user, or None. A path is protected when it is, lies inside or cont
   `*.pth`, `sitecustomize`/`usercustomize`/`ipykernel_launcher` modules, IPython's and Jupyter's
   configuration, profile startup folders, kernel specs, and top-level workspace modules that shadow
   one a kernel imports while it starts,
+- the managed settings folders (config/managed.py: `{sys.prefix}/etc/goat`, `/etc/goat`),
 - IPython's kernel configuration and startup folder (`$IPYTHONDIR/profile_default`),
 - any file a configured hook runs (words of the hook command that name a file),
 - extra paths the host protects.
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.config.code_files import candidates, code_file_reason, entry_reason, name_key
+from goat_jupyter.config.managed import managed_dirs, system_dirs
 from goat_jupyter.settings import user_settings_path
 
 PROTECTED_NAMES: dict[str, str] = {
@@ -134,6 +136,10 @@ def _places(
         (home / ".goat", "the user's goat settings folder"),
         (home / ".claude", "the user's Claude Code settings folder"),
         *_ipython_places(home),
+        *(
+            (folder, "the managed settings (an administrator's policy)")
+            for folder in {*system_dirs(), *managed_dirs()}
+        ),
     ]
     places += [
         (script, "a script a configured hook runs") for script in hook_scripts(hook_commands, workspace)

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from goat_jupyter.config import autoload
 from goat_jupyter.config.files import write_atomically
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.config.overrides import overrides
 from goat_jupyter.mcp.config import parse_server
 from goat_jupyter.permissions.rules import parse_rule
@@ -57,7 +58,27 @@ def panel_view(path: Path | None = None, workspace: Path | None = None) -> dict[
         "path": str(path or user_settings_path()),
         "defaults": {"model": Settings().model},
         "overrides": [{"key": o.key, "value": o.value, "by": o.by} for o in overrides(workspace)],
+        "managed": managed_fields(),
     }
+
+
+def managed_fields() -> dict[str, dict[str, Any]]:
+    """The panel's fields the managed policy sets (locked) or bounds, each with the reason in words."""
+    policy = load_managed()
+    fields: dict[str, dict[str, Any]] = {}
+    for key in ("model", "small_model", "permission_mode", "mcpServers"):
+        if key in policy.forced:
+            fields[key] = {"locked": True, "reason": f"Set to {policy.forced[key]!r} by {policy.reason}."}
+    if (models := policy.allowed_models) is not None:
+        for key in ("model", "small_model"):
+            fields.setdefault(
+                key, {"locked": False, "reason": f"{policy.reason} allows: {', '.join(models)}."}
+            )
+    if (top := policy.max_mode) is not None:
+        fields.setdefault("permission_mode", {"locked": False, "reason": f"At most {top} ({policy.reason})."})
+    if rules := policy.rules("deny") + policy.rules("ask"):
+        fields["permissions"] = {"locked": False, "reason": f"Added by {policy.reason}: {', '.join(rules)}."}
+    return fields
 
 
 def _strings(value: object) -> list[str]:
@@ -84,7 +105,23 @@ def validate(update: Mapping[str, Any]) -> list[Problem]:
         problems.extend(_server_problems(update["mcpServers"]))
     if "autoload" in update and not isinstance(update["autoload"], bool):
         problems.append({"field": "autoload", "message": "Use true or false."})
-    return problems
+    return problems or list(_managed_problems(update))
+
+
+def _managed_problems(update: Mapping[str, Any]) -> Iterator[Problem]:
+    """What goes beyond the managed policy is refused here too (the kernel would ignore it)."""
+    policy = load_managed()
+    for key in ("model", "small_model", "permission_mode"):
+        value = update.get(key)
+        if value not in (None, "") and (refused := policy.refusal(key, value)):
+            yield {"field": key, "message": refused}
+    servers = update.get("mcpServers")
+    for name in cast("dict[str, Any]", servers) if isinstance(servers, dict) else {}:
+        if not policy.server_allowed(name):
+            yield {
+                "field": "mcpServers",
+                "message": f"MCP server '{name}' is not allowed by {policy.reason}.",
+            }
 
 
 def _model_problems(update: Mapping[str, Any]) -> Iterator[Problem]:

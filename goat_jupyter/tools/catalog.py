@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.base import Tool, render_description
 
@@ -86,7 +87,9 @@ class ToolCatalog:
         return child
 
     def llm_tools(self) -> list[dict[str, Any]]:
-        """Every tool in OpenAI function format, descriptions rendered for this session."""
+        """Every tool in OpenAI function format, descriptions rendered for this session; the managed
+        policy's disabled tools are left out."""
+        policy = load_managed()
         return [
             {
                 "type": "function",
@@ -99,5 +102,5 @@ class ToolCatalog:
                 },
             }
             for tool in self.tools()
-            if not tool.hidden
+            if not tool.hidden and not policy.tool_disabled(tool.name)
         ]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.errors import (
     GoatError,
     InvalidInputError,
@@ -204,6 +205,8 @@ class Executor:
         try:
             if tool is None:
                 raise UnknownToolError(self._unknown_tool_message(call.name))
+            if (policy := load_managed()).tool_disabled(tool.name):
+                raise PermissionDeniedError(f"{tool.name} is disabled by {policy.reason}.")
             args = parse_arguments(call.arguments)
             parsed = self._validate(tool, args)
             title = tool.title_for(parsed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.ui import style
 from goat_jupyter.ui.comm_idle import Answer, Show, ipywidgets, on_click, record_bundle, show_until_answered
 from goat_jupyter.ui.html import safe_markdown
@@ -111,5 +112,6 @@ async def review_plan(args: ExitPlanModeInput, ctx: ToolContext, show: Show) -> 
     if review[0] == "approve":
         ctx.session.settings.permission_mode = "default"
     elif review[0] == "approve_accept_edits":
-        ctx.session.settings.permission_mode = "acceptEdits"
+        accept = load_managed().mode_allowed("acceptEdits")  # the managed policy's ceiling holds here too
+        ctx.session.settings.permission_mode = "acceptEdits" if accept else "default"
     return review_result(review)

@@ -39,6 +39,13 @@ interface IPanelSettings {
   /** Settings a project file or the environment decides, whatever this panel says. */
   overrides?: { key: string; value: string; by: string }[];
   defaults?: { model: string };
+  managed?: Record<string, IManagedField>;
+}
+
+/** A field the administrator's managed policy sets (locked) or bounds, with the reason in words. */
+interface IManagedField {
+  locked: boolean;
+  reason: string;
 }
 
 const OVERRIDABLE = ['model', 'small_model', 'permission_mode'];
@@ -86,6 +93,8 @@ export class GoatSettingsPanel extends Widget {
   private overrideNotes: Record<string, HTMLElement> = Object.fromEntries(
     OVERRIDABLE.map(key => [key, element('div', { class: 'goat-settings-warning', 'data-goat': `override-${key}` })])
   );
+  private managedNote = element('div', { class: 'goat-settings-hint', 'data-goat': 'managed' });
+  private locked = new Set<string>();
   private catalogue: ICatalogue = { models: [], providers: [] };
   private trust = new TrustSection();
   private tested = new Map<string, { ok: boolean; error?: string; config: string }>();
@@ -115,6 +124,7 @@ export class GoatSettingsPanel extends Widget {
     keyRow.append(this.keyName, this.keyValue, setKey);
     this.node.append(
       element('h2', {}, 'goat settings'),
+      this.managedNote,
       section(
         'Model',
         labelled('Model', this.model),
@@ -212,6 +222,7 @@ export class GoatSettingsPanel extends Widget {
       this.model.placeholder = `default: ${settings.defaults.model}`;
     }
     this.showOverrides(settings.overrides ?? []);
+    this.showManaged(settings.managed ?? {});
   }
 
   /** Under each field that does not take effect: the value in use and what sets it. */
@@ -222,6 +233,23 @@ export class GoatSettingsPanel extends Widget {
         ? `Not in effect: ${found.by} sets ${found.value}, which wins over this field.`
         : '';
     }
+  }
+
+  /** Lock the fields the managed policy sets; say why for each field it sets or bounds. */
+  private showManaged(managed: Record<string, IManagedField>): void {
+    const controls: Record<string, HTMLElement & { disabled: boolean }> = {
+      model: this.model,
+      small_model: this.smallModel,
+      permission_mode: this.mode,
+      mcpServers: this.mcp
+    };
+    this.locked = new Set(Object.keys(managed).filter(key => managed[key].locked));
+    for (const [key, control] of Object.entries(controls)) {
+      control.disabled = this.locked.has(key);
+      control.title = managed[key]?.reason ?? '';
+    }
+    const reasons = Object.entries(managed).map(([key, field]) => `${key}: ${field.reason}`);
+    this.managedNote.textContent = reasons.length ? `Managed by your administrator. ${reasons.join(' ')}` : '';
   }
 
   private showKeyStatus(): void {
@@ -284,7 +312,7 @@ export class GoatSettingsPanel extends Widget {
     for (const name of RULE_LISTS) {
       permissions[name] = lines(this.rules[name].value);
     }
-    return {
+    const body: Record<string, unknown> = {
       model: this.model.value.trim(),
       small_model: this.smallModel.value.trim(),
       permission_mode: this.mode.value,
@@ -292,6 +320,10 @@ export class GoatSettingsPanel extends Widget {
       mcpServers: servers,
       autoload: this.autoload.checked
     };
+    for (const key of this.locked) {
+      delete body[key]; // set by the managed policy: the user's file keeps whatever it had
+    }
+    return body;
   }
 
   private clearErrors(): void {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from goat_jupyter.config import autoload
 from goat_jupyter.config.keys import apply_keys, key_store_path
+from goat_jupyter.config.managed import load_managed
 from goat_jupyter.config.overrides import overrides
 from goat_jupyter.kernel.runtime import GoatRuntime
 
@@ -22,6 +23,8 @@ def reload_config(goat: GoatRuntime) -> None:
         f"mode {goat.session.settings.permission_mode}. Keys from {key_store_path()}: {keys}. "
         f"{servers.text()}"
     )
+    for note in goat.session.settings.managed_notes:
+        print(f"Refused: {note}")
     print_overrides(goat)
 
 
@@ -31,3 +34,13 @@ def print_overrides(goat: GoatRuntime) -> None:
     for item in overrides(goat.workspace):
         if str(getattr(settings, item.key)) == item.value:  # `%goat config key=...` has the last word
             print(f"note: {item.text()}")
+
+
+def managed_status(notes: list[str]) -> str:
+    """What the managed policy sets, one line each, and what it refused of the settings files."""
+    policy = load_managed()
+    if not policy.active:
+        return "managed: none"
+    lines = [f"managed by {policy.reason}:", *(f"  {line}" for line in policy.describe())]
+    lines += [f"  refused: {note}" for note in notes]
+    return "\n".join(lines)

@@ -6,12 +6,18 @@ import shlex
 from collections.abc import Callable
 from typing import Any, cast
 
+from goat_jupyter.agent import ledger
 from goat_jupyter.agent.session import list_sessions, summarize
 from goat_jupyter.agent.spend import Limits, budget_status
 from goat_jupyter.agent.styles import OUTPUT_STYLES, OutputStyle
 from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
-from goat_jupyter.kernel.commands.config import autoload_command, print_overrides, reload_config
+from goat_jupyter.kernel.commands.config import (
+    autoload_command,
+    managed_status,
+    print_overrides,
+    reload_config,
+)
 from goat_jupyter.kernel.commands.context import compact_now, context_status_line, show_context
 from goat_jupyter.kernel.commands.trust import trust_command, trust_status_line
 from goat_jupyter.kernel.runtime import GoatRuntime
@@ -101,10 +107,13 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
         f"workspace {session.workspace}  cwd {session.cwd}"
     )
     print(context_status_line(session))
-    print(budget_status(Limits.of(session.settings), session.run_spend, usage.cost_usd))
+    limits = Limits.of(session.settings)
+    day = ledger.spent_today() if limits.cost_per_user_per_day is not None else 0.0
+    print(budget_status(limits, session.run_spend, usage.cost_usd, day))
     print(describe_sources(session.workspace))
     print(trust_status_line(goat))
     print_overrides(goat)
+    print(managed_status(session.settings.managed_notes))
 
 
 def _reset(goat: GoatRuntime, args: list[str]) -> None:

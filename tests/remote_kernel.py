@@ -31,7 +31,8 @@ def _message(msg_type: str, content: dict[str, Any], channel: str, session: str,
         "date": datetime.now(timezone.utc).isoformat(),
         "version": "5.3",
     }
-    return {"header": header, "parent_header": {}, "content": content, "channel": channel, **extra}
+    message = {"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": channel}
+    return {**message, **extra}
 
 
 @dataclass

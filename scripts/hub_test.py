@@ -34,13 +34,16 @@ from tests.server_harness import JupyterServer, free_port  # noqa: E402
 USERS = ("goathuba", "goathubb")
 TOKEN = "goat-hub-test-service-token"
 SECRET = {"goathuba": "sk-secret-of-user-a-1234567890", "goathubb": "sk-secret-of-user-b-0987654321"}
-DAILY = 0.0004  # max_cost_per_user_per_day in the managed file: one run of gpt-4o-mini crosses it
+DAILY = 0.002  # max_cost_per_user_per_day in the managed file: one "spend" run ($0.0036) crosses it
 RESULTS: list[tuple[str, bool, str]] = []
 
 
 def check(name: str, ok: bool, detail: str = "") -> None:
     RESULTS.append((name, ok, detail))
-    print(f"{'PASS' if ok else 'FAIL'}  {name}" + (f"\n      {detail[:600]}" if not ok and detail else ""), flush=True)
+    print(
+        f"{'PASS' if ok else 'FAIL'}  {name}" + (f"\n      {detail[:600]}" if not ok and detail else ""),
+        flush=True,
+    )
 
 
 def chp_command() -> str:
@@ -49,7 +52,9 @@ def chp_command() -> str:
     local = Path(os.environ.get("GOAT_CHP", cached))
     if found or local.exists():
         return found or str(local)
-    raise SystemExit("configurable-http-proxy not found: npm install --prefix <dir> configurable-http-proxy, set GOAT_CHP")
+    raise SystemExit(
+        "configurable-http-proxy not found: npm install --prefix <dir> configurable-http-proxy, set GOAT_CHP"
+    )
 
 
 @contextmanager
@@ -130,7 +135,9 @@ c.JupyterHub.load_roles = [{{"name": "goat-test", "services": ["goat-test"],
 
 def hub_request(url: str, method: str = "GET", body: object = None) -> tuple[int, str]:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method, headers={"Authorization": f"token {TOKEN}"})
+    request = urllib.request.Request(
+        url, data=data, method=method, headers={"Authorization": f"token {TOKEN}"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, response.read().decode()
@@ -174,28 +181,45 @@ for top, _, files in os.walk(sys.argv[1] if len(sys.argv) > 1 else {root!r}):
     for name in files:
         path = os.path.join(top, name)
         try:
-            print("READABLE", path, open(path, "rb").read()[:40])
+            print("READABLE", path, open(path, "rb").read()[:200])
         except OSError as exc:
             pass
 """
 
 
 def check_server_and_panel(server: JupyterServer, user: str) -> None:
-    check(f"{user}: single-user server answers /api/status", server.request("GET", "/api/status", token=TOKEN).status == 200)
+    check(
+        f"{user}: single-user server answers /api/status",
+        server.request("GET", "/api/status", token=TOKEN).status == 200,
+    )
     page = hub_request(f"{server.url}/lab")[1]
-    check(f"{user}: labextension goat-jupyter is in JupyterLab's page config", "goat-jupyter" in page, page[:300])
-    check(f"{user}: server extension /goat/settings answers", server.request("GET", "/goat/settings", token=TOKEN).status == 200)
-    saved = server.request("PUT", "/goat/settings", {"model": f"openai/gpt-4o-mini"}, token=TOKEN)
+    check(
+        f"{user}: labextension goat-jupyter is in JupyterLab's page config",
+        "goat-jupyter" in page,
+        page[:300],
+    )
+    check(
+        f"{user}: server extension /goat/settings answers",
+        server.request("GET", "/goat/settings", token=TOKEN).status == 200,
+    )
+    saved = server.request("PUT", "/goat/settings", {"model": "openai/gpt-4o-mini"}, token=TOKEN)
     check(f"{user}: settings panel saves", saved.status == 200, saved.raw)
     keys = server.request("PUT", "/goat/keys", {"set": {"ANTHROPIC_API_KEY": SECRET[user]}}, token=TOKEN)
-    check(f"{user}: settings panel stores a key", keys.status == 200 and SECRET[user] not in keys.raw, keys.raw)
+    check(
+        f"{user}: settings panel stores a key", keys.status == 200 and SECRET[user] not in keys.raw, keys.raw
+    )
     uid = pwd.getpwnam(user).pw_uid
-    for name, mode in (("settings.json", 0o600), ("keys.json", 0o600)):
+    for name in ("settings.json", "keys.json"):
         path = server.home / ".goat" / name
         info = path.stat() if path.exists() else None
         ok = info is not None and info.st_uid == uid and stat.S_IMODE(info.st_mode) & 0o077 == 0
         check(f"{user}: ~/.goat/{name} is the user's own, not readable by others", ok, str(info))
-        del mode
+    saved_model = json.loads((server.home / ".goat" / "settings.json").read_text()).get("model")
+    check(
+        f"{user}: the panel wrote this user's own settings file",
+        saved_model == "openai/gpt-4o-mini",
+        str(saved_model),
+    )
 
 
 async def run_goat(kernel: RemoteKernel, prompt: str) -> str:
@@ -214,11 +238,21 @@ async def check_kernels(servers: dict[str, JupyterServer]) -> None:
     for me, other in ((a, b), (b, a)):
         other_home = servers[other].home
         peek = await kernels[me].execute(f"print(open({str(other_home / '.goat' / 'keys.json')!r}).read())")
-        check(f"{me}'s kernel cannot read {other}'s keys", SECRET[other] not in peek.stdout and peek.error is not None, peek.stdout)
+        check(
+            f"{me}'s kernel cannot read {other}'s keys",
+            SECRET[other] not in peek.stdout and peek.error is not None,
+            peek.stdout,
+        )
         leaked = as_user(me, READ_ALL.format(root=str(other_home / ".goat")))
-        check(f"{me} (as a unix user) can read no file under {other}'s ~/.goat (keys, sessions)", "READABLE" not in leaked, leaked)
+        check(
+            f"{me} (as a unix user) can read no file under {other}'s ~/.goat (keys, sessions)",
+            "READABLE" not in leaked,
+            leaked,
+        )
         mine = await kernels[me].execute("import os; print(os.environ.get('ANTHROPIC_API_KEY', '-'))")
-        check(f"{me}'s kernel sees its own key, not the other's", SECRET[other] not in mine.stdout, mine.stdout)
+        own = SECRET[me] in mine.stdout and SECRET[other] not in mine.stdout
+        check(f"{me}'s kernel sees its own key from the panel, not the other's", own, mine.stdout)
+    check_the_detector(servers)
     sessions = [p for u in USERS for p in (servers[u].home / ".goat" / "sessions").glob("*")]
     check("each %%goat run left a session file in its user's home", len(sessions) >= 2, str(sessions))
     await check_managed(kernels)
@@ -226,30 +260,62 @@ async def check_kernels(servers: dict[str, JupyterServer]) -> None:
         kernel.close()
 
 
+def check_the_detector(servers: dict[str, JupyterServer]) -> None:
+    """The cross-user check must fail when keys are readable: open one store up and see it caught."""
+    a, b = USERS
+    store = servers[a].home / ".goat" / "keys.json"
+    modes = {path: stat.S_IMODE(path.stat().st_mode) for path in (store, store.parent)}
+    store.chmod(0o644)
+    store.parent.chmod(0o755)
+    try:
+        leaked = as_user(b, READ_ALL.format(root=str(store.parent)))
+        check(f"the check catches {a}'s keys when they are readable (0644)", SECRET[a] in leaked, leaked)
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
+
+
 async def check_managed(kernels: dict[str, RemoteKernel]) -> None:
     a, b = USERS
     for user, kernel in kernels.items():
         status = await kernel.execute("%goat status")
         text = status.stdout + status.text()
-        check(f"[managed] {user}: %goat status lists the managed policy", "managed" in text.lower() and "Bash" in text, text)
+        check(
+            f"[managed] {user}: %goat status lists the managed policy",
+            "managed" in text.lower() and "Bash" in text,
+            text,
+        )
         refused = await kernel.execute("%goat config output_style=default")
         shown = refused.stdout + refused.text()
-        check(f"[managed] {user}: a managed key cannot be changed with %goat config", "managed" in shown.lower(), shown)
+        check(
+            f"[managed] {user}: a managed key cannot be changed with %goat config",
+            "managed" in shown.lower(),
+            shown,
+        )
     first = await run_goat(kernels[a], f"[spend-{a}] spend")
     stopped = await run_goat(kernels[a], f"[over-{a}] again")
-    check(f"[managed] {a}: the per-user daily budget stops the next run", "max_cost_per_user_per_day" in stopped, first + stopped)
+    check(
+        f"[managed] {a}: the per-user daily budget stops the next run",
+        "max_cost_per_user_per_day" in stopped,
+        first + stopped,
+    )
     other = await run_goat(kernels[b], f"[free-{b}] my turn")
-    check(f"[managed] {b}: {a}'s spending does not stop {b}", "Answer for" in other and "max_cost_per_user_per_day" not in other, other)
+    check(
+        f"[managed] {b}: {a}'s spending does not stop {b}",
+        "Answer for" in other and "max_cost_per_user_per_day" not in other,
+        other,
+    )
 
 
 def turns() -> list[dict[str, object]]:
     a, b = USERS
-    big = {"usage": {"prompt_tokens": 4000, "completion_tokens": 200}}
+    small = {"usage": {"prompt_tokens": 100, "completion_tokens": 10}}  # $0.00002 at gpt-4o-mini prices
+    big = {"usage": {"prompt_tokens": 20000, "completion_tokens": 1000}}  # $0.0036
     return [
-        *[text_turn(f"Hello {u}.", match=f"[hello-{u}]") for u in USERS],
+        *[text_turn(f"Hello {u}.", match=f"[hello-{u}]", **small) for u in USERS],
         text_turn("Spent.", match=f"[spend-{a}]", **big),
-        text_turn("Answer for a again.", match=f"[over-{a}]", **big),
-        text_turn(f"Answer for {b}.", match=f"[free-{b}]", **big),
+        text_turn("Answer for a again.", match=f"[over-{a}]", **small),
+        text_turn(f"Answer for {b}.", match=f"[free-{b}]", **small),
     ]
 
 
@@ -269,7 +335,12 @@ def main() -> int:
     with ReplayServer(turns()) as replay, unix_users(), python_reachable():
         config = hub_config(tmp, port, replay, managed)
         with (tmp / "hub.log").open("w") as log:
-            process = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                [sys.executable, "-m", "jupyterhub", "-f", str(config)],
+                cwd=tmp,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         try:
             wait("the hub", lambda: hub_request(f"{hub}/hub/api/")[0] == 200, 90)
             print(f"hub up after {time.monotonic() - started:.1f} s", flush=True)
@@ -288,7 +359,9 @@ def main() -> int:
             if process.poll() is None:
                 process.kill()
     failed = [name for name, ok, _ in RESULTS if not ok]
-    print(f"\n{len(RESULTS) - len(failed)} passed, {len(failed)} failed in {time.monotonic() - started:.0f} s")
+    print(
+        f"\n{len(RESULTS) - len(failed)} passed, {len(failed)} failed in {time.monotonic() - started:.0f} s"
+    )
     shutil.rmtree(tmp, ignore_errors=True)
     return 1 if failed else 0
 

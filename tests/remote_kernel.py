@@ -48,7 +48,9 @@ class RemoteKernel:
     iopub: list[Message] = field(default_factory=lambda: list[Message]())
     replies: dict[str, Message] = field(default_factory=lambda: dict[str, Message]())
 
-    async def execute(self, code: str, *, timeout: float = 120, metadata: dict[str, Any] | None = None) -> CellResult:
+    async def execute(
+        self, code: str, *, timeout: float = 120, metadata: dict[str, Any] | None = None
+    ) -> CellResult:
         """Run `code`; returns when the kernel is idle again and the reply came (TimeoutError otherwise)."""
         content = {"code": code, "silent": False, "store_history": True, "user_expressions": {},
                    "allow_stdin": False, "stop_on_error": True}  # fmt: skip
@@ -58,7 +60,9 @@ class RemoteKernel:
         await asyncio.wait_for(self._pump_until(msg_id), timeout)
         mine = [m for m in self.iopub if m["parent_header"].get("msg_id") == msg_id]
         reply = self.replies[msg_id]
-        return CellResult(reply["content"]["status"], mine, execution_count=reply["content"].get("execution_count"))
+        return CellResult(
+            reply["content"]["status"], mine, execution_count=reply["content"].get("execution_count")
+        )
 
     async def _pump_until(self, msg_id: str) -> None:
         while not (msg_id in self.replies and self._idle(msg_id)):
@@ -113,6 +117,8 @@ async def open_notebook(
     kernel_id = reply.body["kernel"]["id"]
     session = uuid.uuid4().hex
     url = server.url.replace("http", "ws", 1) + f"/api/kernels/{kernel_id}/channels?session_id={session}"
-    request = HTTPRequest(url, headers={"Authorization": f"token {token}"}, connect_timeout=30, request_timeout=30)
+    request = HTTPRequest(
+        url, headers={"Authorization": f"token {token}"}, connect_timeout=30, request_timeout=30
+    )
     ws = await asyncio.wait_for(websocket_connect(request), 60)
     return RemoteKernel(server, ws, kernel_id, token, frontend, session)

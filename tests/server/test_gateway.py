@@ -32,7 +32,12 @@ NB = "nb.ipynb"
 TURNS = [
     tool_turn(
         "NotebookEdit",
-        {"notebook_path": NB, "new_source": "print('from the agent')", "cell_type": "code", "edit_mode": "insert"},
+        {
+            "notebook_path": NB,
+            "new_source": "print('from the agent')",
+            "cell_type": "code",
+            "edit_mode": "insert",
+        },
         match="[insert]",
     ),
     text_turn("Inserted a cell.", match="[insert]"),
@@ -63,7 +68,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory, replay: ReplayServer) -> I
     env = server_env(tmp / "home", replay_kernel_env(tmp / "home" / ".goat", replay.url))
     port = free_port()
     # The gateway gives its kernels only PATH and KERNEL_* unless told which of its variables to pass.
-    passed = sorted({*replay_kernel_env(tmp / "home" / ".goat", replay.url), "HOME", "PYTHONPATH", "IPYTHONDIR"})
+    passed = sorted(
+        {*replay_kernel_env(tmp / "home" / ".goat", replay.url), "HOME", "PYTHONPATH", "IPYTHONDIR"}
+    )
     command = [
         sys.executable, "-m", "kernel_gateway", "--KernelGatewayApp.ip=127.0.0.1", f"--KernelGatewayApp.port={port}",
         f"--KernelGatewayApp.auth_token={GATEWAY_TOKEN}", "--KernelGatewayApp.allow_origin=*", "--JupyterWebsocketPersonality.list_kernels=True",
@@ -115,7 +122,9 @@ async def kernel(server: JupyterServer) -> AsyncIterator[RemoteKernel]:
     remote.close()
 
 
-async def test_the_kernel_runs_in_the_gateway_not_in_the_server(kernel: RemoteKernel, server: JupyterServer) -> None:
+async def test_the_kernel_runs_in_the_gateway_not_in_the_server(
+    kernel: RemoteKernel, server: JupyterServer
+) -> None:
     result = await kernel.execute("import os; print(os.getcwd())")
     assert result.stdout.strip().endswith("kernels") and str(server.root) not in result.stdout
     listed = await asyncio.to_thread(server.request, "GET", "/api/kernels")
@@ -140,7 +149,9 @@ async def test_without_a_notebook_bridge_the_remote_cell_says_so_and_finishes(ke
     disk, not the gateway's, so the kernel cannot fall back to it: the cell says so, never hangs."""
     goat_cell = new_cell("code", "%%goat --new\n[nobridge] add a cell")
     kernel.frontend = FakeNotebookFrontend(NB, [goat_cell], server_root=str(kernel.server.root), mode="close")
-    result = await asyncio.wait_for(kernel.execute(goat_cell["source"], metadata={"cellId": goat_cell["id"]}), 150)
+    result = await asyncio.wait_for(
+        kernel.execute(goat_cell["source"], metadata={"cellId": goat_cell["id"]}), 150
+    )
     assert result.status == "ok", result.error
     shown = result.text("text/plain") + result.text("text/markdown")
     assert "Could not reach the notebook." in shown

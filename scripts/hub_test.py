@@ -66,8 +66,6 @@ def unix_users() -> Iterator[None]:
         yield
     finally:
         for user in created:
-            subprocess.run(["pkill", "-u", user], check=False)  # this user's processes only
-            time.sleep(0.5)
             subprocess.run(["userdel", "--remove", user], check=False, stderr=subprocess.DEVNULL)
 
 
@@ -131,6 +129,20 @@ c.JupyterHub.load_roles = [{{"name": "goat-test", "services": ["goat-test"],
     path = tmp / "jupyterhub_config.py"
     path.write_text(config)
     return path
+
+
+def stop_servers(hub: str) -> None:
+    """Stop each user's server through the hub (it ends that server's kernels) and wait for it."""
+    for user in USERS:
+        with suppress(OSError):
+            hub_request(f"{hub}/hub/api/users/{user}/server", "DELETE")
+    for user in USERS:
+        with suppress(OSError, TimeoutError):
+            wait(f"{user}'s server to stop", lambda u=user: _stopped(hub, u), 60)
+
+
+def _stopped(hub: str, user: str) -> bool:
+    return not json.loads(hub_request(f"{hub}/hub/api/users/{user}")[1]).get("servers")
 
 
 def hub_request(url: str, method: str = "GET", body: object = None) -> tuple[int, str]:
@@ -353,6 +365,7 @@ def main() -> int:
             check("the run finished", False, f"{type(exc).__name__}: {exc}")
             print((tmp / "hub.log").read_text()[-3000:])
         finally:
+            stop_servers(hub)
             process.terminate()
             with suppress(subprocess.TimeoutExpired):
                 process.wait(30)

@@ -88,7 +88,9 @@ def server_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str
 
 
 @contextmanager
-def jupyter_server(tmp: Path, extra_env: dict[str, str] | None = None) -> Iterator[JupyterServer]:
+def jupyter_server(
+    tmp: Path, extra_env: dict[str, str] | None = None, extra_args: tuple[str, ...] = ()
+) -> Iterator[JupyterServer]:
     home, root = tmp / "home", tmp / "root"
     root.mkdir(parents=True)
     (home / ".jupyter").mkdir(parents=True)
@@ -100,6 +102,7 @@ def jupyter_server(tmp: Path, extra_env: dict[str, str] | None = None) -> Iterat
     command = [
         sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True",
+        *extra_args,
     ]  # fmt: skip
     with log.open("w") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)

@@ -65,9 +65,12 @@ class Hello:
     version: str
 
     def owner_path(self, fallback_dir: Path) -> Path:
-        """The owning notebook's absolute path (server root + path, else the kernel's folder)."""
-        if self.server_root:
-            return Path(self.server_root).expanduser() / self.path
+        """The owning notebook's absolute path: server root + path, except for a kernel outside the
+        server's root (a remote kernel behind a gateway, whose disk is not the server's): there, and
+        without a root, the notebook's name in the kernel's folder."""
+        root = Path(self.server_root).expanduser() if self.server_root else None
+        if root is not None and fallback_dir.is_relative_to(root):
+            return root / self.path
         return fallback_dir / Path(self.path).name
 
     def relative(self, path: Path) -> str | None:

@@ -34,7 +34,11 @@ class Rig:
         self.checkpoints = Checkpoints()
         services = Services(checkpoints=self.checkpoints)
         if frontend is not None:
-            services.bridge = NotebookService(lambda: CommBridge(loopback_opener(frontend)), notify=print)
+            services.bridge = NotebookService(
+                lambda: CommBridge(loopback_opener(frontend)),
+                notify=print,
+                kernel_dir=(Path(frontend.server_root) / frontend.own_path).parent,
+            )
         self.service: NotebookService | None = services.bridge
         self.executor = Executor(default_registry(session=self.session), self.session, services=services)
 

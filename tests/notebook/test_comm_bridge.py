@@ -59,7 +59,10 @@ def service_for(
     def factory() -> CommBridge:
         return CommBridge(loopback_opener(frontend), **bridge)
 
-    return NotebookService(factory, notify=(notices if notices is not None else []).append)
+    kernel_dir = (Path(frontend.server_root) / frontend.own_path).parent  # where JupyterLab starts it
+    return NotebookService(
+        factory, notify=(notices if notices is not None else []).append, kernel_dir=kernel_dir
+    )
 
 
 async def test_replies_resolve_their_own_request_even_out_of_order() -> None:

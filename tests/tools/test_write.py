@@ -151,7 +151,11 @@ def live_notebooks(tmp_path: Path, *open_paths: str) -> tuple[NotebookService, F
     frontend = FakeNotebookFrontend("own.ipynb", [], server_root=str(tmp_path))
     for path in open_paths:
         frontend.notebooks[path] = []
-    service = NotebookService(lambda: CommBridge(loopback_opener(frontend)), notify=print)
+    service = NotebookService(
+        lambda: CommBridge(loopback_opener(frontend)),
+        notify=print,
+        kernel_dir=(Path(frontend.server_root) / frontend.own_path).parent,
+    )
     service.begin_run(running_cell_id=None, probe=True)
     return service, frontend
 

@@ -148,9 +148,11 @@ def test_every_command_bash_runs_is_listed_or_the_line_is_uncertain(
 @given(LINES)
 def test_correctly_nested_lines_are_analysed_with_certainty(stubs: Path, line: str) -> None:
     """The analysis follows bash's rules instead of giving up: well-formed nesting stays certain,
-    and it finds exactly the programs bash runs."""
+    and it finds exactly the programs bash runs. The one uncertainty kept by design: an assignment
+    whose value holds code (`x=\\`c2\\``) may run later, so it asks."""
     analysis = analyse(line)
-    assert analysis.certain, (line, analysis)
+    stores_code = all("holds shell code that bash may run later" in p for p in analysis.problems)
+    assert analysis.certain or stores_code, (line, analysis)
     listed = named_commands(line) & set(STUBS)
     assert bash_ran(line, stubs) <= listed, (line, analysis)
 

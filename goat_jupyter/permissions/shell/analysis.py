@@ -164,7 +164,11 @@ def analyse(command: str) -> ShellAnalysis:
         walk.problems.append("the command is nested too deeply to check")
     except Exception as exc:  # a check that breaks must fail closed, never end the run
         walk.problems.append(f"the command could not be analysed ({type(exc).__name__})")
-    loose = (*loose_words(command), *(w for part in walk.commands for w in part.words))
+    words = [w for part in walk.commands for w in part.words]
+    # A word of a script a wrapper runs may still hold quoting that script's shell reads again
+    # (`eval '$'"'"'\x72m'"'"''` -> `$'\x72m'` -> `rm`): its loose split decodes that too.
+    again = (piece for w in words if "$'" in w or "\\" in w for piece in loose_words(w))
+    loose = (*loose_words(command), *words, *again)
     protected = next((w for w in loose if _names_protected_path(w)), None) or next(
         (w for w in walk.patterns if _may_match_protected(w)), None
     )

@@ -9,8 +9,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
-from goat_jupyter.agent.llm import AssistantTurn, LLMClient, Usage, litellm_loaded
+from goat_jupyter.agent.llm import (
+    AssistantTurn,
+    LLMClient,
+    PromptInfo,
+    ToolCallRequest,
+    Usage,
+    litellm_loaded,
+)
 from goat_jupyter.agent.session import Message, Session, as_list
+from goat_jupyter.agent.text_calls import FORMAT_REMINDER, recover_call
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.catalog import ToolCatalog
@@ -198,6 +206,7 @@ class Agent:
             if not await self.context.compact(before=request.tokens):
                 raise
             turn = await self._send(await self.context.fit(), on_text, on_retry, on_stall)
+        self._recover_text_call(turn, request)
         self.session.append(assistant_message(turn))
         self.session.turns += 1
         self.session.usage.add(turn.usage)
@@ -229,9 +238,33 @@ class Agent:
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None],
     ) -> AssistantTurn:
-        turn = await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall)
+        def on_status(message: str) -> None:
+            self.emit(Notice(message, "info", self.agent_id))
+
+        prompt = PromptInfo(request.tokens, on_status)
+        turn = await self.llm.complete(request.messages, request.tools, on_text, on_retry, on_stall, prompt)
         make_call_ids_unique(turn)
         return turn
+
+    def _recover_text_call(self, turn: AssistantTurn, request: Request) -> None:
+        """A reply that is one tool call written as text runs as that call (issue 23)."""
+        if turn.tool_calls or not self.session.settings.text_tool_calls:
+            return
+        offered = {tool["function"]["name"] for tool in request.tools}
+        call = recover_call(turn.text, offered)
+        if call is None:
+            return
+        turn.tool_calls = [ToolCallRequest(f"text_call_{self.session.turns + 1}", call.name, call.arguments)]
+        turn.text = ""  # the history shows a real call, the form the model should use next time
+        self.emit(
+            Notice(
+                f"The model wrote a {call.name} call as text; running it as a tool call.",
+                "info",
+                self.agent_id,
+            )
+        )
+        if self.notices is None:
+            self.session.add_note(FORMAT_REMINDER)
 
     async def _run_tools(self, turn: AssistantTurn) -> None:
         calls = [ToolCall(c.id, c.name, c.arguments) for c in turn.tool_calls]

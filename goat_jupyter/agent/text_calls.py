@@ -33,7 +33,7 @@ class TextCall:
     arguments: str  # a JSON object, as tool calls carry it
 
 
-class _Ambiguous(Exception):
+class _AmbiguousError(Exception):
     """The text holds something call-like that cannot be taken as exactly one call."""
 
 
@@ -54,7 +54,7 @@ def _fenced(text: str) -> list[tuple[Any, str]]:
         if text[end : close if close >= 0 else len(text)].strip():
             value = None  # more than one value in the block, or trailing code
         if value is None and kind == "json":
-            raise _Ambiguous("a JSON block that is not valid JSON")
+            raise _AmbiguousError("a JSON block that is not valid JSON")
         if label in _STRICT_LABELS or label == "":
             found.append((value, kind))
         position = len(text) if close < 0 else close + 3
@@ -75,7 +75,7 @@ def _decode_tag(snippet: str) -> Any:
     try:
         return json.loads(snippet.strip())
     except ValueError:
-        raise _Ambiguous("a tool-call tag that is not valid JSON") from None
+        raise _AmbiguousError("a tool-call tag that is not valid JSON") from None
 
 
 def _decode_loose(snippet: str) -> Any:
@@ -88,7 +88,7 @@ def _decode_loose(snippet: str) -> Any:
 def _field(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
     present = [obj[key] for key in keys if key in obj]
     if len(present) > 1:
-        raise _Ambiguous("more than one name or argument field")
+        raise _AmbiguousError("more than one name or argument field")
     return present[0] if present else None
 
 
@@ -99,9 +99,9 @@ def _arguments(raw: Any) -> dict[str, Any]:
         try:
             raw = json.loads(raw)
         except ValueError:
-            raise _Ambiguous("arguments that are not JSON") from None
+            raise _AmbiguousError("arguments that are not JSON") from None
     if not isinstance(raw, dict):
-        raise _Ambiguous("arguments that are not an object")
+        raise _AmbiguousError("arguments that are not an object")
     return cast(dict[str, Any], raw)
 
 
@@ -124,7 +124,7 @@ def _calls(text: str) -> list[TextCall]:
         if call is not None:
             calls.append(call)
         elif kind == "tag":
-            raise _Ambiguous("a tool-call tag that holds no call")
+            raise _AmbiguousError("a tool-call tag that holds no call")
     return calls
 
 
@@ -134,7 +134,7 @@ def recover_call(text: str, offered: set[str]) -> TextCall | None:
         return None
     try:
         calls = _calls(text)
-    except _Ambiguous:
+    except _AmbiguousError:
         return None
     if len(calls) != 1 or calls[0].name not in offered:
         return None

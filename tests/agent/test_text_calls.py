@@ -44,7 +44,7 @@ async def test_a_fenced_json_call_runs_the_tool_and_the_model_is_told_the_format
     assert result.turns == 2 and result.text == "Done."
     assert [e.name for e in rig.of_type(ToolFinished)] == ["Write"]
     assert any("wrote a Write call as text" in n.text for n in rig.of_type(Notice))
-    assistant = [m for m in rig.session.messages if m["role"] == "assistant"][0]
+    assistant = next(m for m in rig.session.messages if m["role"] == "assistant")
     assert assistant["content"] is None and assistant["tool_calls"][0]["function"]["name"] == "Write"
     second = json.dumps(requests[1]["messages"])
     assert FORMAT_REMINDER[:40] in second
@@ -123,7 +123,9 @@ def test_recovery_never_raises_on_any_text(text: str) -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(), lambda inner: st.lists(inner, max_size=3), max_leaves=5
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3),
+    max_leaves=5,
 )
 
 

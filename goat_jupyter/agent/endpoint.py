@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import math
 from urllib.parse import urlsplit
 
 LOCAL_PROVIDERS = ("ollama/", "ollama_chat/", "lm_studio/", "llamafile/")
@@ -35,7 +34,7 @@ def is_local_endpoint(model: str, api_base: str | None) -> bool:
 
 def reading_allowance_s(prompt_tokens: int, tokens_per_s: float) -> float:
     """Seconds a local server may need to read a prompt before its first token (uncached, slowest)."""
-    return math.ceil(max(prompt_tokens, 0) / tokens_per_s)
+    return max(prompt_tokens, 0) / tokens_per_s
 
 
 def reading_status(prompt_tokens: int) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
+from goat_jupyter.agent.lean import note_block
 from goat_jupyter.agent.llm import (
     AssistantTurn,
     LLMClient,
@@ -176,7 +177,7 @@ class Agent:
         notices = self._drain_notices()
         if not notices:
             return prompt
-        return "<system-reminder>\n" + "\n".join(notices) + "\n</system-reminder>\n\n" + prompt
+        return note_block("\n".join(notices), self.context.lean()) + "\n\n" + prompt
 
     async def _model_turn(self) -> AssistantTurn:
         def on_text(text: str) -> None:
@@ -278,10 +279,7 @@ class Agent:
         notices = self._drain_notices()
         if notices:
             self.session.append(
-                {
-                    "role": "user",
-                    "content": "<system-reminder>\n" + "\n".join(notices) + "\n</system-reminder>",
-                }
+                {"role": "user", "content": note_block("\n".join(notices), self.context.lean())}
             )
 
     def _on_interrupt(self) -> None:

@@ -57,12 +57,14 @@ PLAN_MODE_NOTE = (
 )
 
 
+def platform_facts() -> str:
+    """What stays the same on this machine: the only facts in the system prompt."""
+    return f"<env>\nPlatform: {platform.system()} {platform.release()}, Python {platform.python_version()}\n</env>"
+
+
 def stable_facts(state: SessionState) -> str:
-    """Facts that stay the same for a whole session (the system prompt must, for prompt caching)."""
-    facts = [
-        f"Workspace root: {state.workspace}",
-        f"Platform: {platform.system()} {platform.release()}, Python {platform.python_version()}",
-    ]
+    """Facts that stay the same for a whole session but differ between workspaces."""
+    facts = [f"Workspace root: {state.workspace}"]
     if state.notebook_path is not None:
         facts.append(f"Notebook open in the frontend: {state.notebook_path}")
     return "<env>\n" + "\n".join(facts) + "\n</env>"
@@ -80,8 +82,15 @@ def reminder(state: SessionState) -> str:
     return "\n".join(lines)
 
 
-def system_prompt(state: SessionState) -> str:
-    sections = [BASE_PROMPT, stable_facts(state)]
+def system_prompt(base: str = BASE_PROMPT) -> str:
+    """The same for every session and workspace on this machine, so a server's prompt cache holds
+    it and the tool definitions (rendered after it by chat templates) across sessions (issue 23)."""
+    return f"{base}\n\n{platform_facts()}"
+
+
+def session_context(state: SessionState) -> str:
+    """The workspace's facts and project instructions, sent as the first message after the prefix."""
+    sections = [stable_facts(state)]
     instructions = _instructions(state.workspace)
     if instructions:
         sections.append(instructions)

@@ -112,7 +112,9 @@ async def run_task(task: Task, root: Path, args: argparse.Namespace, profile: st
         frontend = FakeNotebookFrontend(NB, cells, server_root=str(workspace)).attach(kernel)
         goat_cell = frontend.cells()[-1]["id"]
         started = time.perf_counter()
-        await kernel.execute(f"%%goat\n{task.prompt}", timeout=args.task_timeout, metadata={"cellId": goat_cell})
+        await kernel.execute(
+            f"%%goat\n{task.prompt}", timeout=args.task_timeout, metadata={"cellId": goat_cell}
+        )
         wall = time.perf_counter() - started
         facts = summarise(session_lines(workspace))
         outcome = Outcome(workspace, facts["answer"], facts["tools"], frontend.cells())
@@ -152,7 +154,7 @@ def totals(results: list[Result]) -> str:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Run the task suite against a real model.")
     parser.add_argument("--api-base", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--profiles", default="lean,full")

@@ -38,7 +38,9 @@ def long_rig(tmp_path: Path, url: str, **settings: Any) -> AgentRig:
 def conversation(request: dict[str, Any]) -> list[dict[str, Any]]:
     """The messages after the prefix: not the system prompt, not the workspace's facts (the preamble)."""
     return [
-        m for m in request["messages"] if m["role"] != "system" and "Workspace root:" not in str(m["content"])
+        m
+        for m in request["messages"]
+        if m["role"] != "system" and "Workspace root:" not in str(m.get("content"))
     ]
 
 

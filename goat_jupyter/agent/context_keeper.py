@@ -196,6 +196,10 @@ class ContextKeeper:
         lean = self.lean()
         out: list[Message] = []
         for index, message in enumerate(view):
+            if index in reminders and lean and message.get("role") == "tool":
+                note = note_block(reminders[index], lean)  # inside the result: a small model answers notes
+                out.append({**message, "content": f"{message.get('content')}\n\n{note}"})
+                continue
             out.append(message)
             if index in reminders:
                 out.append({"role": "user", "content": note_block(reminders[index], lean)})

@@ -270,17 +270,20 @@ class Agent:
     async def _run_tools(self, turn: AssistantTurn) -> None:
         calls = [ToolCall(c.id, c.name, c.arguments) for c in turn.tool_calls]
         outputs = await self.executor.run_calls(calls)
-        for call, output in zip(calls, outputs, strict=True):
-            self.session.append(tool_message(call.id, output))
+        notices, lean = self._drain_notices(), self.context.lean()
+        results = [tool_message(call.id, output) for call, output in zip(calls, outputs, strict=True)]
+        if notices and lean:  # a small model answers a separate note instead of going on with the work
+            note = note_block("\n".join(notices), lean)
+            results[-1] = {**results[-1], "content": f"{results[-1]['content']}\n\n{note}"}
+            notices = []
+        for result in results:
+            self.session.append(result)
         images = image_message(outputs)
         if images is not None:
             self.session.append(images)
         self._remind()
-        notices = self._drain_notices()
         if notices:
-            self.session.append(
-                {"role": "user", "content": note_block("\n".join(notices), self.context.lean())}
-            )
+            self.session.append({"role": "user", "content": note_block("\n".join(notices), lean)})
 
     def _on_interrupt(self) -> None:
         last: Message = self.session.messages[-1] if self.session.messages else {}

@@ -2,7 +2,8 @@
 
 A reply with no native tool call whose text holds exactly one well-formed call to an offered tool
 becomes that call. Accepted: a fenced ```json (or ```tool_call, or unlabelled) block, `<tool_call>`
-tags, or the whole reply as one JSON object; the shapes {"name", "arguments"} and {"tool",
+(or `<tools>`, `<function_call>`) tags, or the whole reply as one JSON object (outer braces doubled
+too); the shapes {"name", "arguments"} and {"tool",
 "parameters"} (arguments as an object or a JSON string). Prose around the one call is allowed (a small
 model says what it is about to do). Anything ambiguous stays text: two calls, a call to a tool that is
 not offered, a tagged or JSON-labelled block that does not parse, arguments that are not an object.
@@ -21,7 +22,8 @@ FORMAT_REMINDER = (
 )
 _FENCE_OPEN = re.compile(r"```[ \t]*([A-Za-z_]*)[ \t]*\n")
 _DECODER = json.JSONDecoder()
-_TAG = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+# Qwen's template wraps the offered tools in <tools>; small models echo that tag around a call.
+_TAG = re.compile(r"<(tool_call|tools|function_call)>(.*?)</\1>", re.DOTALL)
 _STRICT_LABELS = ("json", "tool_call")
 _NAME_KEYS = ("name", "tool", "tool_name")
 _ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")
@@ -63,7 +65,7 @@ def _fenced(text: str) -> list[tuple[Any, str]]:
 
 def _candidates(text: str) -> list[tuple[Any, str]]:
     """(value, kind): a `tag` must hold a call, `json` and `loose` blocks may hold other data."""
-    found = [(_decode_tag(m.group(1)), "tag") for m in _TAG.finditer(text)]
+    found = [(_decode_tag(m.group(2)), "tag") for m in _TAG.finditer(text)]
     found.extend(_fenced(text))
     stripped = text.strip()
     if not found and stripped.startswith("{") and stripped.endswith("}"):
@@ -71,16 +73,27 @@ def _candidates(text: str) -> list[tuple[Any, str]]:
     return found
 
 
+def _loads(snippet: str) -> Any:
+    """JSON, also with doubled outer braces ({{...}}, as in templates a small model has seen)."""
+    snippet = snippet.strip()
+    try:
+        return json.loads(snippet)
+    except ValueError:
+        if snippet.startswith("{{") and snippet.endswith("}}"):
+            return json.loads(snippet[1:-1])
+        raise
+
+
 def _decode_tag(snippet: str) -> Any:
     try:
-        return json.loads(snippet.strip())
+        return _loads(snippet)
     except ValueError:
         raise _AmbiguousError("a tool-call tag that is not valid JSON") from None
 
 
 def _decode_loose(snippet: str) -> Any:
     try:
-        return json.loads(snippet)
+        return _loads(snippet)
     except ValueError:
         return None
 

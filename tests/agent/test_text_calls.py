@@ -59,8 +59,20 @@ async def test_a_fenced_json_call_runs_the_tool_and_the_model_is_told_the_format
         lambda p: fenced({"name": "Write", "arguments": json.dumps(write_call(p)["arguments"])}),
         lambda p: fenced(write_call(p), label=""),
         lambda p: fenced(write_call(p), label="tool_call"),
+        lambda p: "<tools>\n" + json.dumps(write_call(p)) + "\n</tools>",  # Qwen echoing its template
+        lambda p: "{" + json.dumps(write_call(p)) + "}",  # doubled outer braces
+        lambda p: "<tool_call>{" + json.dumps(write_call(p)) + "}</tool_call>",
     ],
-    ids=["tags", "tool-parameters", "arguments-as-string", "unlabelled-fence", "tool_call-fence"],
+    ids=[
+        "tags",
+        "tool-parameters",
+        "arguments-as-string",
+        "unlabelled-fence",
+        "tool_call-fence",
+        "tools-tag",
+        "doubled-braces",
+        "doubled-braces-in-tags",
+    ],
 )
 async def test_every_common_shape_runs(tmp_path: Path, shape: Any) -> None:
     target = tmp_path / "b.txt"
@@ -82,10 +94,12 @@ def ambiguous_replies(target: Path) -> list[str]:
         fenced({"name": "Write", "arguments": "{not json"}),
         fenced({"name": "Write", "tool": "Bash", "arguments": {}}),  # two names
         fenced({**call, "note": "extra field"}),  # not a call shape: data
+        "{{" + json.dumps(call) + "}}",  # braces doubled twice: not one call
+        "<tools>" + json.dumps(call) + json.dumps(call) + "</tools>",  # two calls in one tag
     ]
 
 
-@pytest.mark.parametrize("index", range(10))
+@pytest.mark.parametrize("index", range(12))
 async def test_ambiguous_replies_stay_text(tmp_path: Path, index: int) -> None:
     target = tmp_path / "c.txt"
     reply = ambiguous_replies(target)[index]
@@ -157,3 +171,17 @@ def test_two_objects_in_one_block_are_ambiguous() -> None:
     one = json.dumps({"name": "Read", "arguments": {"file_path": "a"}})
     assert recover_call(f"```json\n{one}\n{one}\n```", OFFERED) is None
     assert recover_call(f"```\n{one}\n{one}\n```", OFFERED) is None
+
+
+async def test_in_the_lean_profile_the_reminder_rides_in_the_tool_result(tmp_path: Path) -> None:
+    """A small model answers a separate note ("I apologize...") instead of going on with the work."""
+    target = tmp_path / "e.txt"
+    with ReplayServer([text_turn(fenced(write_call(target))), text_turn("Done.")]) as server:
+        rig = make_agent(tmp_path, server.url)
+        rig.session.settings.tool_profile = "lean"
+        await rig.agent.run("do it")
+        second = server.requests[1]["messages"]
+    assert target.exists()
+    assert second[-1]["role"] == "tool" and FORMAT_REMINDER in second[-1]["content"]
+    assert second[-1]["content"].startswith("Wrote ") or "e.txt" in second[-1]["content"]
+    assert not [m for m in second if m["role"] == "user" and FORMAT_REMINDER in str(m["content"])]

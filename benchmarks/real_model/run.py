@@ -105,9 +105,9 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
 async def run_task(task: Task, root: Path, args: argparse.Namespace, profile: str) -> Result:
     workspace = workspace_for(task, root, args, profile)
     async with KernelSession(workspace, kernel_env(root, args)) as kernel:
-        await kernel.execute("%load_ext goat_jupyter")
+        await kernel.execute("%load_ext goat_jupyter", timeout=300)  # a loaded machine is slow here
         if task.kernel_setup:
-            await kernel.execute(task.kernel_setup)
+            await kernel.execute(task.kernel_setup, timeout=300)
         cells = [new_cell("code", source) for source in task.cells] + [new_cell("code", "%%goat")]
         frontend = FakeNotebookFrontend(NB, cells, server_root=str(workspace)).attach(kernel)
         goat_cell = frontend.cells()[-1]["id"]
@@ -169,7 +169,12 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="goat-real-model-") as tmp:
         for profile in args.profiles.split(","):
             for task in chosen:
-                result = await run_task(task, Path(tmp), args, profile)
+                try:
+                    result = await run_task(task, Path(tmp), args, profile)
+                except Exception as exc:  # a kernel that did not answer in time: the task failed
+                    result = Result(
+                        task.name, profile, False, 0, 0.0, 0, 0, 0, f"harness: {exc!r}"[:200], [], ""
+                    )
                 results.append(result)
                 print(json.dumps(asdict(result)), flush=True)
                 if args.out is not None:

@@ -107,6 +107,7 @@ class Agent:
         # Where pending notices for the next turn come from (default: finished background tasks);
         # subagents pass their own (a team member's inbox) so they never take the parent's notices.
         self.notices = notices
+        self._format_note = False  # a text call was recovered: its result says which format to use
         self.context = ContextKeeper(
             session,
             registry,
@@ -264,15 +265,16 @@ class Agent:
                 self.agent_id,
             )
         )
-        if self.notices is None:
-            self.session.add_note(FORMAT_REMINDER)
+        self._format_note = True
 
     async def _run_tools(self, turn: AssistantTurn) -> None:
         calls = [ToolCall(c.id, c.name, c.arguments) for c in turn.tool_calls]
         outputs = await self.executor.run_calls(calls)
         notices, lean = self._drain_notices(), self.context.lean()
+        if self._format_note:  # in the result, where the model looks next: a separate note got answered
+            notices, self._format_note = [*notices, FORMAT_REMINDER], False
         results = [tool_message(call.id, output) for call, output in zip(calls, outputs, strict=True)]
-        if notices and lean:  # a small model answers a separate note instead of going on with the work
+        if notices and (lean or FORMAT_REMINDER in notices):  # a small model answers a separate note
             note = note_block("\n".join(notices), lean)
             results[-1] = {**results[-1], "content": f"{results[-1]['content']}\n\n{note}"}
             notices = []

@@ -18,6 +18,7 @@ from goat_jupyter.config.trust import approval_for
 from goat_jupyter.errors import InvalidInputError
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+ToolProfile = Literal["auto", "full", "lean"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "default",
     "acceptEdits",
@@ -74,6 +75,11 @@ class Settings(BaseModel):
     max_cost_per_user_per_day: float | None = Field(default=None, ge=0)  # agent/ledger.py
     # "Revert this run": how much a run may copy of kernel objects its code may change in place.
     revert_memory_mb: float = Field(default=200.0, ge=0)
+    # Small and local models (issue 23): where the model is served, the tool set, text tool calls.
+    api_base: str | None = None  # an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8089/v1
+    tool_profile: ToolProfile = "auto"  # auto: lean for small windows and endpoints on this machine
+    text_tool_calls: bool = True  # run one well-formed tool call a model wrote as text
+    local_prompt_tokens_per_s: float = Field(default=20.0, gt=0)  # slowest prompt reading expected
     permissions: PermissionRules = Field(default_factory=PermissionRules)
     hooks: dict[str, Any] = Field(default_factory=dict)
     mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")
@@ -101,6 +107,10 @@ RUNTIME_KEYS: tuple[str, ...] = (
     "max_tokens_per_run",
     "max_cost_per_user_per_day",
 )
+
+# Settings only the user may change at runtime (`%goat config`), never the model's Config tool:
+# an endpoint the model chose could receive the conversation and the API key.
+USER_KEYS: tuple[str, ...] = ("api_base", "context_window", "tool_profile", "text_tool_calls")
 
 _ENV_KEYS = {
     "GOAT_MODEL": "model",
@@ -212,6 +222,10 @@ VALUE_HINTS: dict[str, str] = {
     "max_cost_per_session": "dollars the whole session may spend, e.g. 5, or none for no limit",
     "max_tokens_per_run": "tokens (prompt + answer) a %%goat run may use, or none for no limit",
     "max_cost_per_user_per_day": "dollars you may spend a day over all sessions, or none for no limit",
+    "api_base": "an OpenAI-compatible endpoint URL, e.g. http://127.0.0.1:8089/v1, or none",
+    "context_window": "the model's window in tokens (at least 1024), or none to use litellm's",
+    "tool_profile": "auto, full or lean",
+    "text_tool_calls": "true or false",
 }
 
 
@@ -225,10 +239,10 @@ def _is_bool_setting(key: str) -> bool:
     return annotation is bool or bool in get_args(annotation)
 
 
-def coerce_setting(key: str, value: object) -> object:
+def coerce_setting(key: str, value: object, keys: tuple[str, ...] = RUNTIME_KEYS) -> object:
     """Validate one runtime value; raises InvalidInputError naming the valid keys or values."""
-    if key not in RUNTIME_KEYS:
-        raise InvalidInputError(f"Unknown setting '{key}'. Valid settings: {', '.join(RUNTIME_KEYS)}.")
+    if key not in keys:
+        raise InvalidInputError(f"Unknown setting '{key}'. Valid settings: {', '.join(keys)}.")
     if isinstance(value, str):
         value = value.strip()
         if value.lower() in ("none", "null", ""):

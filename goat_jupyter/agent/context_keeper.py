@@ -8,8 +8,9 @@ from typing import Any, cast
 
 from goat_jupyter.agent.compaction import compact
 from goat_jupyter.agent.context import Budget, budget_for, prune_point, pruned_view, request_tokens
+from goat_jupyter.agent.lean import LEAN_PROMPT, lean_tools, note_block, profile_for
 from goat_jupyter.agent.llm import LLMClient
-from goat_jupyter.agent.prompts import reminder, system_prompt
+from goat_jupyter.agent.prompts import BASE_PROMPT, reminder, session_context, system_prompt
 from goat_jupyter.agent.session import Message, Session
 from goat_jupyter.tools.catalog import ToolCatalog
 from goat_jupyter.tools.context import Services
@@ -142,21 +143,43 @@ class ContextKeeper:
             settings.keep_recent_tokens,
         )
 
+    def profile(self) -> str:
+        """`lean` or `full` (issue 23): the tool set and prompt for this session's model."""
+        return profile_for(self.session.settings, self.llm.local, self.budget().window)
+
+    def lean(self) -> bool:
+        return self.profile() == "lean"
+
     def system(self) -> str:
         if self.system_override is not None:
             return self.system_override
         state = self.session.context
-        if state.system is None:
-            state.system = system_prompt(self.session)
+        profile = self.profile()
+        style = self.session.settings.output_style
+        key = f"{profile} {style}"  # `%goat style` takes effect at the next request
+        if state.system is None or state.profile != key:
+            state.system = system_prompt(LEAN_PROMPT if profile == "lean" else BASE_PROMPT, style)
+            state.profile = key
         return state.system
 
+    def preamble(self) -> list[Message]:
+        """The workspace's facts and instructions, right after the prefix that caches across sessions."""
+        if self.system_override is not None:
+            return []
+        state = self.session.context
+        if state.preamble is None:
+            state.preamble = session_context(self.session)
+        return [{"role": "user", "content": note_block(state.preamble, self.lean())}]
+
     def tools(self) -> list[dict[str, Any]]:
-        """The offered tool definitions, rebuilt only when the set of tools changes (MCP)."""
+        """The offered tool definitions, rebuilt only when the set of tools or the profile changes."""
         state = self.session.context
         hidden = _unusable(self.services)
-        key = tuple(name for name in self.registry.names() if name not in hidden)
+        profile = self.profile()
+        key = (profile, *(name for name in self.registry.names() if name not in hidden))
         if state.tools is None or state.tools_key != key:
-            state.tools = offered_tools(self.registry, hidden)
+            tools = offered_tools(self.registry, hidden)
+            state.tools = lean_tools(tools) if profile == "lean" else tools
             state.tools_key = key
         return state.tools
 
@@ -172,18 +195,25 @@ class ContextKeeper:
         reminders = self.session.context.reminders
         if not reminders:
             return view
+        lean = self.lean()
         out: list[Message] = []
         for index, message in enumerate(view):
+            if index in reminders and lean and message.get("role") == "tool":
+                note = note_block(reminders[index], lean)  # inside the result: a small model answers notes
+                out.append({**message, "content": f"{message.get('content')}\n\n{note}"})
+                continue
             out.append(message)
             if index in reminders:
-                out.append(
-                    {"role": "user", "content": f"<system-reminder>\n{reminders[index]}\n</system-reminder>"}
-                )
+                out.append({"role": "user", "content": note_block(reminders[index], lean)})
         return out
 
     def request(self) -> Request:
         view = pruned_view(self.session.messages, self.session.context.prune_upto)
-        messages: list[Message] = [{"role": "system", "content": self.system()}, *self._with_reminders(view)]
+        messages: list[Message] = [
+            {"role": "system", "content": self.system()},
+            *self.preamble(),
+            *self._with_reminders(view),
+        ]
         tools = self.tools()
         tokens = request_tokens(messages, tools)
         if self.session.settings.prompt_caching and wants_cache_markers(self.llm.model):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from goat_jupyter.agent.endpoint import is_local_endpoint, reading_allowance_s, reading_status
 from goat_jupyter.agent.provider_errors import (
     MissingCredentialsError,
     kind_of,
@@ -141,6 +142,14 @@ class ToolCallRequest:
     id: str
     name: str
     arguments: str
+
+
+@dataclass
+class PromptInfo:
+    """What the loop knows about a request before sending it: its size, and where status goes."""
+
+    tokens: int
+    on_status: Callable[[str], None] | None = None
 
 
 @dataclass
@@ -276,6 +285,10 @@ class LLMClient:
     extra: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
     first_token_timeout_s: float = 120.0  # connect + the first chunk
     idle_timeout_s: float = 60.0  # between two chunks
+    # A server on this machine reads a long prompt for minutes before its first token (issue 23).
+    local: bool = False
+    prompt_tokens_per_s: float = 20.0  # the slowest prompt reading a local server is given time for
+    status_after_s: float = 3.0  # a local model still reading after this long says so
 
     async def complete(
         self,
@@ -284,8 +297,10 @@ class LLMClient:
         on_text: Callable[[str], None],
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None] | None = None,
+        *,
         answer_cap: int | None = None,
         on_discard: Callable[[int], None] | None = None,
+        prompt: PromptInfo | None = None,
     ) -> AssistantTurn:
         """One turn. `answer_cap` lowers max_tokens for this request (a budget's limit);
         `on_discard(chars)` takes back the text a failed attempt streamed before its retry."""
@@ -300,7 +315,7 @@ class LLMClient:
         while True:
             shown = _CountingSink(on_text)
             try:
-                return await self._stream_once(litellm, messages, tools, shown, stalled, answer_cap)
+                return await self._stream_once(litellm, messages, tools, shown, stalled, answer_cap, prompt)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -366,6 +381,18 @@ class LLMClient:
             params["max_tokens"] = min(caps)
         return params
 
+    def first_token_timeout(self, prompt: PromptInfo | None) -> float:
+        """The normal first-token timeout, plus reading time for a long prompt on a local server."""
+        if not self.local or prompt is None:
+            return self.first_token_timeout_s
+        return self.first_token_timeout_s + reading_allowance_s(prompt.tokens, self.prompt_tokens_per_s)
+
+    def _reading_notice(self, prompt: PromptInfo | None) -> asyncio.TimerHandle | None:
+        if not self.local or prompt is None or prompt.on_status is None:
+            return None
+        say, text = prompt.on_status, reading_status(prompt.tokens)
+        return asyncio.get_running_loop().call_later(self.status_after_s, lambda: say(text))
+
     async def _stream_once(
         self,
         litellm: ModuleType,
@@ -374,27 +401,36 @@ class LLMClient:
         on_text: Callable[[str], None],
         on_stall: Callable[[str], None],
         answer_cap: int | None = None,
+        prompt: PromptInfo | None = None,
     ) -> AssistantTurn:
         def stall(seconds: float) -> None:
             on_stall(f"No response from the model for {seconds:.0f} s…")
 
+        first_timeout = self.first_token_timeout(prompt)
+        reading = self._reading_notice(prompt)
         request = litellm.acompletion(**self._params(messages, tools, answer_cap))
-        stream = await await_within(request, self.first_token_timeout_s, stall, "response")
         turn = AssistantTurn()
         calls = _ToolCallAccumulator()
         text_parts: list[str] = []
-        iterator = stream.__aiter__()
-        timeout = self.first_token_timeout_s
+        stream: Any = None
         try:
+            stream = await await_within(request, first_timeout, stall, "response")
+            iterator = stream.__aiter__()
+            timeout = first_timeout
             while True:
                 try:
                     chunk = await next_within(iterator, timeout, stall, "data")
                 except StopAsyncIteration:
                     break
+                if reading is not None:
+                    reading.cancel()
                 timeout = self.idle_timeout_s
                 self._absorb(chunk, turn, calls, text_parts, on_text)
         finally:
-            await _close_quietly(stream)
+            if reading is not None:
+                reading.cancel()
+            if stream is not None:
+                await _close_quietly(stream)
         turn.text = "".join(text_parts)
         turn.tool_calls = calls.result()
         turn.usage.cost_usd = estimate_cost(litellm, self.model, turn.usage)
@@ -505,6 +541,16 @@ def token_prices(model: str) -> tuple[float, float] | None:
     return float(prompt), float(answer)
 
 
+def _endpoint_params(settings: Settings) -> dict[str, Any]:
+    """The api_base setting; a local server needs no key, but the OpenAI client insists on one."""
+    if not settings.api_base:
+        return {}
+    params: dict[str, Any] = {"api_base": settings.api_base}
+    if is_local_endpoint(settings.model, settings.api_base) and not os.environ.get("OPENAI_API_KEY"):
+        params["api_key"] = "local"
+    return params
+
+
 def llm_client_for(settings: Settings, model: str | None = None) -> LLMClient:
     """A client with the settings' retry bounds and timeouts."""
     retry = RetryPolicy(
@@ -518,6 +564,9 @@ def llm_client_for(settings: Settings, model: str | None = None) -> LLMClient:
         settings.temperature,
         settings.max_tokens,
         retry,
+        extra=_endpoint_params(settings),
         first_token_timeout_s=settings.first_token_timeout_s,
         idle_timeout_s=settings.idle_timeout_s,
+        local=is_local_endpoint(model or settings.model, settings.api_base),
+        prompt_tokens_per_s=settings.local_prompt_tokens_per_s,
     )

@@ -10,9 +10,19 @@ from typing import Any
 
 from goat_jupyter.agent import ledger
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
-from goat_jupyter.agent.llm import AssistantTurn, LLMClient, Usage, litellm_loaded, token_prices
+from goat_jupyter.agent.lean import note_block
+from goat_jupyter.agent.llm import (
+    AssistantTurn,
+    LLMClient,
+    PromptInfo,
+    ToolCallRequest,
+    Usage,
+    litellm_loaded,
+    token_prices,
+)
 from goat_jupyter.agent.session import Message, Session, as_list
 from goat_jupyter.agent.spend import BudgetReachedError, Limits, Prices, RunSpend, answer_cap, live_budget
+from goat_jupyter.agent.text_calls import FORMAT_REMINDER, recover_call
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
@@ -120,6 +130,7 @@ class Agent:
         # Where pending notices for the next turn come from (default: finished background tasks);
         # subagents pass their own (a team member's inbox) so they never take the parent's notices.
         self.notices = notices
+        self._format_note = False  # a text call was recovered: its result says which format to use
         self.context = ContextKeeper(
             session,
             registry,
@@ -195,7 +206,7 @@ class Agent:
         notices = self._drain_notices()
         if not notices:
             return prompt
-        return "<system-reminder>\n" + "\n".join(notices) + "\n</system-reminder>\n\n" + prompt
+        return note_block("\n".join(notices), self.context.lean()) + "\n\n" + prompt
 
     async def _model_turn(self) -> AssistantTurn:
         def on_text(text: str) -> None:
@@ -226,6 +237,7 @@ class Agent:
             if not await self.context.compact(before=request.tokens):
                 raise
             turn = await self._send(await self.context.fit(), on_text, on_retry, on_stall, on_discard)
+        self._recover_text_call(turn, request)
         self.session.append(assistant_message(turn))
         self.session.turns += 1
         self.session.usage.add(turn.usage)
@@ -259,9 +271,19 @@ class Agent:
         on_stall: Callable[[str], None],
         on_discard: Callable[[int], None],
     ) -> AssistantTurn:
+        def on_status(message: str) -> None:
+            self.emit(Notice(message, "info", self.agent_id))
+
         cap = self._answer_cap(request.tokens)
         turn = await self.llm.complete(
-            request.messages, request.tools, on_text, on_retry, on_stall, cap, on_discard
+            request.messages,
+            request.tools,
+            on_text,
+            on_retry,
+            on_stall,
+            answer_cap=cap,
+            on_discard=on_discard,
+            prompt=PromptInfo(request.tokens, on_status),
         )
         make_call_ids_unique(turn)
         self.spend.add(turn.usage.prompt_tokens, turn.usage.completion_tokens, turn.usage.cost_usd)
@@ -285,23 +307,44 @@ class Agent:
         day = ledger.spent_today() if limits.cost_per_user_per_day is not None else 0.0
         return answer_cap(limits, self.spend, self.spend.session_cost, prompt_tokens, priced, day)
 
+    def _recover_text_call(self, turn: AssistantTurn, request: Request) -> None:
+        """A reply that is one tool call written as text runs as that call (issue 23)."""
+        if turn.tool_calls or not self.session.settings.text_tool_calls:
+            return
+        offered = {tool["function"]["name"] for tool in request.tools}
+        call = recover_call(turn.text, offered)
+        if call is None:
+            return
+        turn.tool_calls = [ToolCallRequest(f"text_call_{self.session.turns + 1}", call.name, call.arguments)]
+        turn.text = ""  # the history shows a real call, the form the model should use next time
+        self.emit(
+            Notice(
+                f"The model wrote a {call.name} call as text; running it as a tool call.",
+                "info",
+                self.agent_id,
+            )
+        )
+        self._format_note = True
+
     async def _run_tools(self, turn: AssistantTurn) -> None:
         calls = [ToolCall(c.id, c.name, c.arguments) for c in turn.tool_calls]
         outputs = await self.executor.run_calls(calls)
-        for call, output in zip(calls, outputs, strict=True):
-            self.session.append(tool_message(call.id, output))
+        notices, lean = self._drain_notices(), self.context.lean()
+        if self._format_note:  # in the result, where the model looks next: a separate note got answered
+            notices, self._format_note = [*notices, FORMAT_REMINDER], False
+        results = [tool_message(call.id, output) for call, output in zip(calls, outputs, strict=True)]
+        if notices and (lean or FORMAT_REMINDER in notices):  # a small model answers a separate note
+            note = note_block("\n".join(notices), lean)
+            results[-1] = {**results[-1], "content": f"{results[-1]['content']}\n\n{note}"}
+            notices = []
+        for result in results:
+            self.session.append(result)
         images = image_message(outputs)
         if images is not None:
             self.session.append(images)
         self._remind()
-        notices = self._drain_notices()
         if notices:
-            self.session.append(
-                {
-                    "role": "user",
-                    "content": "<system-reminder>\n" + "\n".join(notices) + "\n</system-reminder>",
-                }
-            )
+            self.session.append({"role": "user", "content": note_block("\n".join(notices), lean)})
 
     def _on_interrupt(self) -> None:
         last: Message = self.session.messages[-1] if self.session.messages else {}

@@ -6,7 +6,7 @@ import datetime
 import platform
 from pathlib import Path
 
-from goat_jupyter.agent.styles import style_section
+from goat_jupyter.agent.styles import OutputStyle, style_section
 from goat_jupyter.config.claude_files import instruction_files
 from goat_jupyter.state import SessionState
 
@@ -58,12 +58,14 @@ PLAN_MODE_NOTE = (
 )
 
 
+def platform_facts() -> str:
+    """What stays the same on this machine: the only facts in the system prompt."""
+    return f"<env>\nPlatform: {platform.system()} {platform.release()}, Python {platform.python_version()}\n</env>"
+
+
 def stable_facts(state: SessionState) -> str:
-    """Facts that stay the same for a whole session (the system prompt must, for prompt caching)."""
-    facts = [
-        f"Workspace root: {state.workspace}",
-        f"Platform: {platform.system()} {platform.release()}, Python {platform.python_version()}",
-    ]
+    """Facts that stay the same for a whole session but differ between workspaces."""
+    facts = [f"Workspace root: {state.workspace}"]
     if state.notebook_path is not None:
         facts.append(f"Notebook open in the frontend: {state.notebook_path}")
     return "<env>\n" + "\n".join(facts) + "\n</env>"
@@ -81,10 +83,19 @@ def reminder(state: SessionState) -> str:
     return "\n".join(lines)
 
 
-def system_prompt(state: SessionState) -> str:
-    sections = [BASE_PROMPT, stable_facts(state)]
-    if style := style_section(state.settings.output_style):
-        sections.append(style)
+def system_prompt(base: str = BASE_PROMPT, style: OutputStyle = "default") -> str:
+    """The same for every session and workspace on this machine, so a server's prompt cache holds
+    it and the tool definitions (rendered after it by chat templates) across sessions (issue 23).
+    The output style is configuration (a class's tutor style), not session data, so it is here."""
+    sections = [base, platform_facts()]
+    if section := style_section(style):
+        sections.append(section)
+    return "\n\n".join(sections)
+
+
+def session_context(state: SessionState) -> str:
+    """The workspace's facts and project instructions, sent as the first message after the prefix."""
+    sections = [stable_facts(state)]
     instructions = _instructions(state.workspace)
     if instructions:
         sections.append(instructions)

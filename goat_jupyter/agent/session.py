@@ -32,6 +32,8 @@ class ContextState:
     """Per-session context bookkeeping: what the request prefix is, and what was pruned."""
 
     system: str | None = None  # the system prompt, fixed for the session so the prefix caches
+    profile: str = ""  # the tool profile and output style the system prompt was built for
+    preamble: str | None = None  # the workspace's facts and instructions, the first message
     tools: list[dict[str, Any]] | None = None
     tools_key: tuple[str, ...] = ()
     last_reminder: str | None = None

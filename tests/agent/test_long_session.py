@@ -36,7 +36,12 @@ def long_rig(tmp_path: Path, url: str, **settings: Any) -> AgentRig:
 
 
 def conversation(request: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in request["messages"] if m["role"] != "system"]
+    """The messages after the prefix: not the system prompt, not the workspace's facts (the preamble)."""
+    return [
+        m
+        for m in request["messages"]
+        if m["role"] != "system" and "Workspace root:" not in str(m.get("content"))
+    ]
 
 
 def test_session_requests_stay_under_the_window_and_keep_originals(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from goat_jupyter.agent.prompts import system_prompt
+from goat_jupyter.agent.prompts import session_context
 from goat_jupyter.agent.session import Session
 from goat_jupyter.config.claude_files import claude_permissions, instruction_files, instruction_folders
 from goat_jupyter.config.sources import describe_sources
@@ -119,7 +119,7 @@ def test_instructions_from_home_parents_up_to_the_git_root_and_local_files(
     ]
     assert instruction_folders(ws) == [repo, repo / "a", ws]
     assert instruction_files(ws) == files
-    prompt = system_prompt(Session(workspace=ws, settings=load_settings(ws, environ={})))
+    prompt = session_context(Session(workspace=ws, settings=load_settings(ws, environ={})))
     positions = [
         prompt.index(text) for text in ("HOME-RULES", "ROOT-RULES", "A-AGENTS", "WS-RULES", "LOCAL-RULES")
     ]

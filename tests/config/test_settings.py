@@ -12,6 +12,7 @@ from goat_jupyter.config.trust import trust_folder
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.settings import (
     RUNTIME_KEYS,
+    USER_KEYS,
     VALUE_HINTS,
     Settings,
     coerce_setting,
@@ -153,5 +154,23 @@ def test_coerce_setting_errors(key: str, value: object, expected: str) -> None:
 
 
 def test_every_runtime_key_is_described() -> None:
-    assert set(VALUE_HINTS) == set(RUNTIME_KEYS)
+    assert set(VALUE_HINTS) == set(RUNTIME_KEYS + USER_KEYS)
     assert all(key in Settings.model_fields for key in RUNTIME_KEYS)
+
+
+@pytest.mark.parametrize("key", USER_KEYS)
+def test_user_only_keys_are_refused_unless_the_user_sets_them(key: str) -> None:
+    assert key not in RUNTIME_KEYS  # the Config tool (the model) can never change them
+    with pytest.raises(InvalidInputError):
+        coerce_setting(key, "lean")
+
+
+def test_user_only_keys_are_accepted_from_the_user() -> None:
+    keys = RUNTIME_KEYS + USER_KEYS
+    assert coerce_setting("api_base", " http://127.0.0.1:8089/v1 ", keys) == "http://127.0.0.1:8089/v1"
+    assert coerce_setting("api_base", "none", keys) is None
+    assert coerce_setting("tool_profile", "lean", keys) == "lean"
+    assert coerce_setting("text_tool_calls", False, keys) is False
+    assert coerce_setting("context_window", 32768, keys) == 32768
+    with pytest.raises(InvalidInputError, match="auto, full or lean"):
+        coerce_setting("tool_profile", "tiny", keys)

@@ -144,6 +144,10 @@ async def test_goat_line_commands(replay_kernel: tuple[KernelSession, ReplayServ
     assert "max_turns = 7" in config.stdout
     bad = await kernel.execute("%goat config permission_mode=wild")
     assert "Valid values" in bad.stdout
+    local = await kernel.execute("%goat config api_base=http://127.0.0.1:8089/v1 tool_profile=lean")
+    assert "api_base = 'http://127.0.0.1:8089/v1'" in local.stdout and "tool_profile = 'lean'" in local.stdout
+    back = await kernel.execute("%goat config api_base=none tool_profile=auto")
+    assert "api_base = None" in back.stdout
     magics = await kernel.execute("%lsmagic")
     assert "goat" in magics.text("text/plain")
     options = await kernel.execute("%%goat --max-turns zero\nhi")

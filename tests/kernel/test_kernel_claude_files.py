@@ -50,7 +50,9 @@ async def test_claude_settings_rules_and_local_instructions_reach_the_kernel_age
     assert "TOP-SECRET-VALUE" not in grep and grep.startswith("No matches"), grep
     assert "claude-allowed" in allowed and "denied" not in allowed.lower()
     assert "not-allowed" not in refused.replace("echo not-allowed", "") and "dontAsk" in refused
-    system = server.requests[0]["messages"][0]["content"]
-    assert "Always answer in haiku (local rule)." in system and "User-wide rule from home." in system
+    first = server.requests[0]["messages"]
+    preamble = first[1]["content"]  # the instructions follow the prefix that caches across workspaces
+    assert "Always answer in haiku (local rule)." in preamble and "User-wide rule from home." in preamble
+    assert "Always answer in haiku" not in first[0]["content"]
     for path in (ws / ".claude/settings.json", ws / "CLAUDE.local.md", home / ".claude/CLAUDE.md"):
         assert str(path) in status.stdout

@@ -50,7 +50,12 @@ async def start(tmp_path: Path) -> AsyncIterator[Start]:
 
 
 def conversation(request: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in request["messages"] if m["role"] != "system"]
+    """The messages after the prefix: not the system prompt, not the workspace's facts (the preamble)."""
+    return [
+        m
+        for m in request["messages"]
+        if m["role"] != "system" and "Workspace root:" not in str(m.get("content"))
+    ]
 
 
 def chatter(count: int, words: int = 1_000) -> list[dict[str, Any]]:

@@ -79,3 +79,20 @@ async def test_list_all_settings(registry: Registry) -> None:
     lines = out.content.splitlines()[1:]
     assert [line.split(" = ")[0] for line in lines] == list(RUNTIME_KEYS)
     assert out.metadata["settings"]["max_turns"] == registry.session.settings.max_turns
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("api_base", "https://attacker.example/v1"),
+        ("api_base", None),
+        ("tool_profile", "full"),
+        ("API_BASE", "x"),
+    ],
+)
+async def test_the_model_cannot_move_the_endpoint_or_the_tool_profile(
+    registry: Registry, setting: str, value: object
+) -> None:
+    out = await registry.call("Config", {"setting": setting, "value": value})
+    assert out.is_error
+    assert registry.session.settings.api_base is None and registry.session.settings.tool_profile == "auto"

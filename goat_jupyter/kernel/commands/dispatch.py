@@ -21,12 +21,13 @@ from goat_jupyter.kernel.commands.config import (
 from goat_jupyter.kernel.commands.context import compact_now, context_status_line, show_context
 from goat_jupyter.kernel.commands.trust import trust_command, trust_status_line
 from goat_jupyter.kernel.runtime import GoatRuntime
-from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, coerce_setting
+from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, USER_KEYS, coerce_setting
 
 HISTORY_LIMIT = 20
+_CONFIG_KEYS = RUNTIME_KEYS + USER_KEYS
 HELP = f"""%goat commands:
   %goat config                 show the runtime settings
-  %goat config key=value ...   change settings; keys: {", ".join(sorted(RUNTIME_KEYS))}
+  %goat config key=value ...   change settings; keys: {", ".join(sorted(RUNTIME_KEYS + USER_KEYS))}
   %goat config reload          read the settings files and the key store again
   %goat status                 model, mode, turns, tokens and cost of this session
   %goat reset                  start a new conversation (stops background tasks)
@@ -70,14 +71,14 @@ def _config(goat: GoatRuntime, args: list[str]) -> None:
     for item in args:
         key, sep, raw = item.partition("=")
         if not sep:
-            print(f"Expected key=value, got {item!r}. Keys: {', '.join(RUNTIME_KEYS)}.")
+            print(f"Expected key=value, got {item!r}. Keys: {', '.join(_CONFIG_KEYS)}.")
             return
         try:
-            setattr(settings, key, coerce_setting(key, _parse_scalar(raw)))
+            setattr(settings, key, coerce_setting(key, _parse_scalar(raw), _CONFIG_KEYS))
         except InvalidInputError as exc:
             print(exc.message)
             return
-    for key in RUNTIME_KEYS:
+    for key in _CONFIG_KEYS:
         print(f"{key} = {getattr(settings, key)!r}")
     print_overrides(goat)
 

@@ -6,16 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from goat_jupyter.agent.prompts import system_prompt
-from goat_jupyter.agent.session import Session
-from goat_jupyter.agent.styles import EXPLAIN, TUTOR
+from goat_jupyter.agent.prompts import BASE_PROMPT, system_prompt
+from goat_jupyter.agent.styles import EXPLAIN, TUTOR, OutputStyle
 from goat_jupyter.errors import InvalidInputError
-from goat_jupyter.settings import Settings, coerce_setting
+from goat_jupyter.settings import coerce_setting
 from goat_jupyter.ui.text import header_text
 
 
-def prompt_for(tmp_path: Path, style: str) -> str:
-    return system_prompt(Session(workspace=tmp_path, settings=Settings(output_style=style), persist=False))  # pyright: ignore[reportArgumentType]
+def prompt_for(tmp_path: Path, style: OutputStyle) -> str:
+    return system_prompt(BASE_PROMPT, style)
 
 
 def test_tutor_and_explain_are_in_the_system_prompt(tmp_path: Path) -> None:

@@ -105,7 +105,12 @@ def requests_with(server: ReplayServer, marker: str) -> list[dict[str, Any]]:
     """Requests whose first user message contains `marker` (a child's own requests)."""
     found: list[dict[str, Any]] = []
     for request in server.requests:
-        users = [m for m in request["messages"] if m["role"] == "user"]
+        # The session's preamble (workspace facts, after the cached prefix) is not the prompt.
+        users = [
+            m
+            for m in request["messages"]
+            if m["role"] == "user" and "Workspace root:" not in str(m["content"])
+        ]
         if users and marker in str(users[0]["content"]):
             found.append(request)
     return found

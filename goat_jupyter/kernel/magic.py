@@ -135,7 +135,7 @@ async def run_cell(line: str, body: str) -> None:
     shown = f"{recording.model or 'model'} · replayed" if recording else model
     renderer.start(prompt, model=shown, mode=options.mode or settings.permission_mode, style=settings.output_style)
     counter = _TurnCounter(renderer.handle)
-    tap = RunTap(counter)
+    tap = RunTap(counter, str(goat.session.cwd))
     first = 0 if options.new else len(goat.session.messages)
     try:
         await check_folder_trust(goat, renderer)  # before anything of the project's can apply

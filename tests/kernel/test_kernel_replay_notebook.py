@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,15 +22,18 @@ from tests.agent_helpers import text_turn, tool_turn
 from tests.kernel_harness import REPO_ROOT
 
 pytestmark = pytest.mark.timeout(300)
+DURATION = re.compile(r" · [0-9.]+s$")  # each call's time on its line
 INSERTED = "print('made by goat', 6 * 7)"
 PROMPT = "write the notes, read them back, add a cell to work.ipynb and run it"
 TURNS = [
     {"text": "Writing the notes.", **tool_turn("Write", {"file_path": "notes.txt", "content": "one\ntwo\n"})},
     tool_turn("Read", {"file_path": "notes.txt"}),
+    tool_turn("Read", {"file_path": "work.ipynb"}),  # NotebookEdit edits only a notebook it has read
     tool_turn(
         "NotebookEdit",
         {"notebook_path": "work.ipynb", "new_source": INSERTED, "cell_type": "code", "edit_mode": "insert"},
     ),
+    tool_turn("RunCell", {"notebook_path": "work.ipynb", "cell_id": "cell-0"}),  # a new id differs each run
     text_turn("The notes say one and two; the new cell is in work.ipynb."),
 ]
 
@@ -75,8 +79,9 @@ def recording_outputs(path: Path) -> list[dict[str, Any]]:
 
 
 def body_of(transcript: str) -> str:
-    """The transcript without the header line (it names the model, and "replayed" on a replay)."""
-    return "\n".join(line for line in transcript.splitlines() if "replayed" not in line and "openai/replay" not in line)
+    """The transcript without the header (it says "replayed") and the footer (times and token counts)."""
+    rows = [DURATION.sub("", row) for row in transcript.splitlines()]
+    return "\n".join(r for r in rows if "replayed" not in r and "openai/replay" not in r and "── Done" not in r)
 
 
 @pytest.fixture
@@ -102,7 +107,7 @@ def test_the_recording_is_small_and_holds_no_output_and_no_key(recorded: Path) -
     assert len(outputs) == 1
     recording = outputs[0]["data"][RECORDING_MIME]
     assert recording["prompt"] == PROMPT and recording["model"] == "openai/replay"
-    assert [c["name"] for t in recording["turns"] for c in t.get("tool_calls", [])] == ["Write", "Read", "NotebookEdit"]
+    assert [c["name"] for t in recording["turns"] for c in t.get("tool_calls", [])] == ["Write", "Read", "Read", "NotebookEdit", "RunCell"]
     text = json.dumps(recording)
     assert "k" * 20 not in text and "1\tone" not in text and "1→one" not in text  # no key, no Read output
     assert len(text) < 2000
@@ -179,6 +184,6 @@ def test_an_edited_recording_cannot_raise_the_permission_mode_or_add_a_hook(reco
     with unreachable() as model:
         done = execute("nbconvert", recorded, "demo.ipynb", "again.ipynb", kernel_env(recorded, model.url, None, "default"))
         assert model.requests == []
-    assert not (recorded / "notes.txt").exists()  # default mode, headless: the Write was refused
     assert not (recorded / "hooked").exists()
-    assert "Replay stopped at step 1.1 (Write): it failed where the recording succeeded" in done.stderr
+    assert INSERTED not in (recorded / "work.ipynb").read_text()  # default mode, headless: refused
+    assert "Replay stopped at step 4.1 (NotebookEdit): it failed where the recording succeeded" in done.stderr

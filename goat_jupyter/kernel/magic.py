@@ -133,7 +133,9 @@ async def run_cell(line: str, body: str) -> None:
     renderer = make_renderer("auto")
     attach_interaction(goat, renderer)
     shown = f"{recording.model or 'model'} · replayed" if recording else model
-    renderer.start(prompt, model=shown, mode=options.mode or settings.permission_mode, style=settings.output_style)
+    renderer.start(
+        prompt, model=shown, mode=options.mode or settings.permission_mode, style=settings.output_style
+    )
     counter = _TurnCounter(renderer.handle)
     tap = RunTap(counter, str(goat.session.cwd))
     first = 0 if options.new else len(goat.session.messages)
@@ -154,7 +156,9 @@ async def run_cell(line: str, body: str) -> None:
         raise ReplayStoppedError(tap.departure)
 
 
-async def _run(goat: GoatRuntime, prompt: str, options: RunOptions, tap: RunTap, recording: Recording | None) -> None:
+async def _run(
+    goat: GoatRuntime, prompt: str, options: RunOptions, tap: RunTap, recording: Recording | None
+) -> None:
     if recording is None:
         await goat.run(prompt, options, tap)
         return

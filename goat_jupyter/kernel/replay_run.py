@@ -4,7 +4,7 @@ cell after a run with the model, find it in the saved notebook, and replay it wi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,7 +113,7 @@ class RunTap:
 
 
 @contextmanager
-def replaying(goat: GoatRuntime, recording: Recording) -> Iterator[RecordingSource]:
+def replaying(goat: GoatRuntime, recording: Recording) -> Generator[RecordingSource]:
     """Every model call of the runtime goes to a local server that plays the recording."""
     source = RecordingSource(recording)
     server = ReplayServer(source=source)
@@ -139,8 +139,8 @@ def show_recording(recording: Recording) -> str | None:
     bundle = recording_bundle(recording)
     if bundle is None:
         return "goat: this run is too large to record in the notebook; it will ask the model when run again."
-    from IPython.display import display
+    from IPython.display import publish_display_data  # pyright: ignore[reportUnknownVariableType]
 
     data, metadata = bundle
-    display(data, raw=True, metadata=metadata)
+    publish_display_data(data, metadata=metadata)
     return None

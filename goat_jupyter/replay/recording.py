@@ -38,7 +38,7 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -84,7 +84,9 @@ class Recording(_Lenient):
 
     def summary(self) -> str:
         calls = sum(len(turn.tool_calls) for turn in self.turns)
-        return f"goat: recorded session ({self.model or 'model'}, {len(self.turns)} turns, {calls} tool calls)"
+        return (
+            f"goat: recorded session ({self.model or 'model'}, {len(self.turns)} turns, {calls} tool calls)"
+        )
 
 
 def digest(text: str) -> str:
@@ -116,7 +118,9 @@ class CallResult:
     digest: str
 
 
-def record(model: str, prompt: str, messages: list[dict[str, Any]], results: dict[str, CallResult]) -> Recording:
+def record(
+    model: str, prompt: str, messages: list[dict[str, Any]], results: dict[str, CallResult]
+) -> Recording:
     """The recording of a run from the assistant messages it added and its calls' results by call id."""
     turns = [_turn(m, results) for m in messages if m.get("role") == "assistant"]
     return Recording(model=model, prompt=prompt, turns=turns)
@@ -125,21 +129,31 @@ def record(model: str, prompt: str, messages: list[dict[str, Any]], results: dic
 def _turn(message: dict[str, Any], results: dict[str, CallResult]) -> RecordedTurn:
     content = message.get("content")
     text = redact(content) if isinstance(content, str) else ""
-    calls = [_call(call, results) for call in message.get("tool_calls") or []]
+    calls = [_call(_mapping(call), results) for call in _items(message.get("tool_calls"))]
     return RecordedTurn(text=text, tool_calls=calls)
 
 
 def _call(call: dict[str, Any], results: dict[str, CallResult]) -> RecordedCall:
-    function = call.get("function") or {}
+    function = _mapping(call.get("function"))
     raw = redact(str(function.get("arguments") or "{}"))
     try:
-        arguments: dict[str, Any] | str = json.loads(raw)
+        parsed: object = cast(object, json.loads(raw))
     except ValueError:
-        arguments = raw
-    if not isinstance(arguments, dict | str):
-        arguments = raw
+        parsed = raw
+    mapping = _mapping(parsed)
+    arguments: dict[str, Any] | str = mapping if isinstance(parsed, dict) else raw
     result = results.get(str(call.get("id")), CallResult(ok=False, digest=""))
-    return RecordedCall(name=str(function.get("name")), arguments=arguments, ok=result.ok, digest=result.digest)
+    return RecordedCall(
+        name=str(function.get("name")), arguments=arguments, ok=result.ok, digest=result.digest
+    )
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def _items(value: object) -> list[object]:
+    return cast(list[object], value) if isinstance(value, list) else []
 
 
 def call_id(turn: int, position: int) -> str:
@@ -199,7 +213,9 @@ class RecordingSource:
         step, call = found
         difference = _difference(call, ok, result_digest)
         if difference is not None:
-            self.departure = f"Replay stopped at {step}: {difference}. Run the cell with --fresh to ask the model."
+            self.departure = (
+                f"Replay stopped at {step}: {difference}. Run the cell with --fresh to ask the model."
+            )
         return self.departure
 
 

@@ -65,11 +65,23 @@ def kernel_env(folder: Path, url: str, key: str | None, mode: str = "bypassPermi
     return env
 
 
-def execute(tool: str, folder: Path, source: str, target: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def execute(
+    tool: str, folder: Path, source: str, target: str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
     if tool == "papermill":
         command = [sys.executable, "-m", "papermill", source, target, "--cwd", str(folder), "-k", "python3"]
     else:
-        command = [sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", source, "--output", target]
+        command = [
+            sys.executable,
+            "-m",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            source,
+            "--output",
+            target,
+        ]
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=240)
 
 
@@ -81,7 +93,9 @@ def recording_outputs(path: Path) -> list[dict[str, Any]]:
 def body_of(transcript: str) -> str:
     """The transcript without the header (it says "replayed") and the footer (times and token counts)."""
     rows = [DURATION.sub("", row) for row in transcript.splitlines()]
-    return "\n".join(r for r in rows if "replayed" not in r and "openai/replay" not in r and "── Done" not in r)
+    return "\n".join(
+        r for r in rows if "replayed" not in r and "openai/replay" not in r and "── Done" not in r
+    )
 
 
 @pytest.fixture
@@ -90,7 +104,9 @@ def recorded(tmp_path: Path) -> Iterator[Path]:
     write_notebook(tmp_path / "source.ipynb")
     fresh_workspace(tmp_path)
     with ReplayServer(TURNS) as server:
-        done = execute("nbconvert", tmp_path, "source.ipynb", "demo.ipynb", kernel_env(tmp_path, server.url, "k" * 20))
+        done = execute(
+            "nbconvert", tmp_path, "source.ipynb", "demo.ipynb", kernel_env(tmp_path, server.url, "k" * 20)
+        )
         assert done.returncode == 0, done.stderr
         assert len(server.requests) == len(TURNS)
     (tmp_path / "source.ipynb").unlink()
@@ -107,11 +123,19 @@ def test_the_recording_is_small_and_holds_no_output_and_no_key(recorded: Path) -
     assert len(outputs) == 1
     recording = outputs[0]["data"][RECORDING_MIME]
     assert recording["prompt"] == PROMPT and recording["model"] == "openai/replay"
-    assert [c["name"] for t in recording["turns"] for c in t.get("tool_calls", [])] == ["Write", "Read", "Read", "NotebookEdit", "RunCell"]
+    assert [c["name"] for t in recording["turns"] for c in t.get("tool_calls", [])] == [
+        "Write",
+        "Read",
+        "Read",
+        "NotebookEdit",
+        "RunCell",
+    ]
     text = json.dumps(recording)
     assert "k" * 20 not in text and "1\tone" not in text and "1→one" not in text  # no key, no Read output
     assert len(text) < 2000
-    assert notebook_transcript(json.loads((recorded / "demo.ipynb").read_text())).count("recorded session") == 0
+    assert (
+        notebook_transcript(json.loads((recorded / "demo.ipynb").read_text())).count("recorded session") == 0
+    )
 
 
 @pytest.mark.parametrize("tool", ["nbconvert", "papermill"])
@@ -136,7 +160,9 @@ def test_a_changed_file_stops_the_replay_at_the_read_in_one_line(recorded: Path)
     (recorded / "notes.txt").write_text("someone else's notes\n")
     (recorded / "notes.txt").chmod(0o444)  # the recorded Write now fails: first departure
     with unreachable() as model:
-        done = execute("nbconvert", recorded, "demo.ipynb", "again.ipynb", kernel_env(recorded, model.url, None))
+        done = execute(
+            "nbconvert", recorded, "demo.ipynb", "again.ipynb", kernel_env(recorded, model.url, None)
+        )
         assert model.requests == []
     assert done.returncode != 0
     assert "Replay stopped at step 1.1 (Write): it failed where the recording succeeded" in done.stderr
@@ -146,12 +172,16 @@ def test_a_changed_file_stops_the_replay_at_the_read_in_one_line(recorded: Path)
 def test_a_read_that_differs_stops_the_replay_there(recorded: Path) -> None:
     demo = json.loads((recorded / "demo.ipynb").read_text())
     cell = demo["cells"][1]
-    recording = next(o for o in cell["outputs"] if RECORDING_MIME in o.get("data", {}))["data"][RECORDING_MIME]
+    recording = next(o for o in cell["outputs"] if RECORDING_MIME in o.get("data", {}))["data"][
+        RECORDING_MIME
+    ]
     recording["turns"][0]["tool_calls"][0]["arguments"]["content"] = "changed\n"  # Read then differs
     (recorded / "demo.ipynb").write_text(json.dumps(demo))
     fresh_workspace(recorded)
     with unreachable() as model:
-        done = execute("nbconvert", recorded, "demo.ipynb", "again.ipynb", kernel_env(recorded, model.url, None))
+        done = execute(
+            "nbconvert", recorded, "demo.ipynb", "again.ipynb", kernel_env(recorded, model.url, None)
+        )
         assert model.requests == []
     assert done.returncode != 0
     line = next(row for row in done.stderr.splitlines() if "Replay stopped" in row)
@@ -165,10 +195,14 @@ def test_fresh_asks_the_model_instead(recorded: Path) -> None:
     (recorded / "demo.ipynb").write_text(json.dumps(demo))
     fresh_workspace(recorded)
     with ReplayServer([text_turn("A new answer from the model.")]) as model:
-        done = execute("nbconvert", recorded, "demo.ipynb", "again.ipynb", kernel_env(recorded, model.url, "k" * 20))
+        done = execute(
+            "nbconvert", recorded, "demo.ipynb", "again.ipynb", kernel_env(recorded, model.url, "k" * 20)
+        )
         assert done.returncode == 0, done.stderr
         assert len(model.requests) == 1
-    assert "A new answer from the model." in notebook_transcript(json.loads((recorded / "again.ipynb").read_text()))
+    assert "A new answer from the model." in notebook_transcript(
+        json.loads((recorded / "again.ipynb").read_text())
+    )
     assert not (recorded / "notes.txt").exists()
 
 
@@ -182,7 +216,13 @@ def test_an_edited_recording_cannot_raise_the_permission_mode_or_add_a_hook(reco
     (recorded / "demo.ipynb").write_text(json.dumps(demo))
     fresh_workspace(recorded)
     with unreachable() as model:
-        done = execute("nbconvert", recorded, "demo.ipynb", "again.ipynb", kernel_env(recorded, model.url, None, "default"))
+        done = execute(
+            "nbconvert",
+            recorded,
+            "demo.ipynb",
+            "again.ipynb",
+            kernel_env(recorded, model.url, None, "default"),
+        )
         assert model.requests == []
     assert not (recorded / "hooked").exists()
     assert INSERTED not in (recorded / "work.ipynb").read_text()  # default mode, headless: refused

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from goat_jupyter.replay import ReplayServer
+from goat_jupyter.replay import ReplayServer, ResponseTurn
 from goat_jupyter.replay.recording import (
     MAX_RECORDING_BYTES,
     RECORDING_MIME,
@@ -55,7 +55,10 @@ def test_a_recording_keeps_calls_and_digests_but_no_tool_output_and_no_key() -> 
     recording = record("gpt-x", "go", MESSAGES, RESULTS)
     text = json.dumps(recording.to_json())
     assert KEY not in text and "secret file body" not in text and "output" not in text
-    assert [(c.name, c.ok) for t in recording.turns for c in t.tool_calls] == [("Read", True), ("Bash", False)]
+    assert [(c.name, c.ok) for t in recording.turns for c in t.tool_calls] == [
+        ("Read", True),
+        ("Bash", False),
+    ]
     assert recording.turns[0].tool_calls[0].digest == digest("1\tsecret file body")
 
 
@@ -69,7 +72,12 @@ def test_unknown_fields_are_dropped_unread() -> None:
     assert "bypassPermissions" not in dumped and "hooks" not in dumped and "permission" not in dumped
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda c: st.lists(c) | st.dictionaries(st.text(), c)))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda c: st.lists(c) | st.dictionaries(st.text(), c),
+    )
+)
 def test_any_json_is_a_recording_or_none_never_an_exception(value: object) -> None:
     parsed = parse_recording(value)
     assert parsed is None or isinstance(parsed, Recording)
@@ -90,23 +98,31 @@ async def test_the_replay_server_plays_the_recorded_turns_with_their_call_ids() 
     source = RecordingSource(record("gpt-x", "go", MESSAGES, RESULTS))
     with ReplayServer(source=source) as server:
         first = await litellm.acompletion(
-            model="openai/replay", api_base=server.url, api_key="k", messages=[{"role": "user", "content": "go"}]
+            model="openai/replay",
+            api_base=server.url,
+            api_key="k",
+            messages=[{"role": "user", "content": "go"}],
         )
         second = await litellm.acompletion(
-            model="openai/replay", api_base=server.url, api_key="k", messages=[{"role": "user", "content": "go"}]
+            model="openai/replay",
+            api_base=server.url,
+            api_key="k",
+            messages=[{"role": "user", "content": "go"}],
         )
-    calls = first.choices[0].message.tool_calls  # pyright: ignore
+    calls = first.choices[0].message.tool_calls or []  # pyright: ignore
     assert [c.id for c in calls] == [call_id(0, 0), call_id(0, 1)]
     assert second.choices[0].message.content.startswith("Done")  # pyright: ignore
 
 
 def test_departures() -> None:
     source = RecordingSource(record("m", "p", MESSAGES, RESULTS))
-    assert source.check(call_id(0, 1), ok=False, result_digest="anything") is None  # Bash: only success counts
+    assert (
+        source.check(call_id(0, 1), ok=False, result_digest="anything") is None
+    )  # Bash: only success counts
     assert source.check("call_someone_else", ok=False, result_digest="") is None
     line = source.check(call_id(0, 0), ok=True, result_digest="0" * 16)
     assert line is not None and line.startswith("Replay stopped at step 1.1 (Read): its result differs")
-    assert source.pick({}).turn.text == ""  # the agent is told nothing more: it stops
+    assert source.pick({}).turn == ResponseTurn(text="")  # the agent is told nothing more: it stops
 
 
 @pytest.mark.parametrize(("ok", "words"), [(False, "failed where"), (True, "succeeded where")])

@@ -29,6 +29,8 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
 
 OutputStyle = Literal["default", "explain", "tutor"]
 OUTPUT_STYLES: tuple[OutputStyle, ...] = ("default", "explain", "tutor")
+ReplayMode = Literal["auto", "always", "never"]  # a %%goat cell's recording: kernel/replay_run.py
+REPLAY_MODES: tuple[ReplayMode, ...] = ("auto", "always", "never")
 
 
 class PermissionRules(BaseModel):
@@ -51,6 +53,7 @@ class Settings(BaseModel):
     small_model: str | None = None
     permission_mode: PermissionMode = "default"
     output_style: OutputStyle = "default"  # agent/styles.py
+    replay: ReplayMode = "auto"
     max_turns: int = Field(default=50, ge=1, le=1000)
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -97,6 +100,7 @@ RUNTIME_KEYS: tuple[str, ...] = (
     "small_model",
     "permission_mode",
     "output_style",
+    "replay",
     "max_turns",
     "temperature",
     "max_tokens",
@@ -213,6 +217,7 @@ VALUE_HINTS: dict[str, str] = {
     "small_model": "a litellm model name, or none to use the main model",
     "permission_mode": "one of " + ", ".join(PERMISSION_MODES),
     "output_style": "one of " + ", ".join(OUTPUT_STYLES),
+    "replay": "one of " + ", ".join(REPLAY_MODES) + " (when a %%goat cell replays its recording)",
     "max_turns": "a whole number from 1 to 1000",
     "temperature": "a number from 0 to 2, or none for the provider's default",
     "max_tokens": "a whole number of at least 1, or none for the provider's default",

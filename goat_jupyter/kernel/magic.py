@@ -13,7 +13,17 @@ from goat_jupyter.config.keys import apply_keys
 from goat_jupyter.kernel import commands
 from goat_jupyter.kernel.checkpoint_run import run_scope
 from goat_jupyter.kernel.commands.trust import check_folder_trust
+from goat_jupyter.kernel.replay_run import (
+    ReplayStoppedError,
+    RunTap,
+    choose_recording,
+    must_replay,
+    recording_of,
+    replaying,
+    show_recording,
+)
 from goat_jupyter.kernel.runtime import GoatRuntime, RunOptions
+from goat_jupyter.replay.recording import Recording
 from goat_jupyter.settings import PERMISSION_MODES
 from goat_jupyter.tools.events import Event, EventSink, RunFinished
 from goat_jupyter.ui import CellRenderer, Renderer, comm_idle, make_renderer
@@ -62,6 +72,9 @@ def _cell_parser() -> _Parser:
     parser.add_argument("--max-cost", type=float, dest="max_cost")
     parser.add_argument("--max-tokens", type=int, dest="max_tokens")
     parser.add_argument("--new", action="store_true")
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument("--replay", action="store_true")
+    again.add_argument("--fresh", action="store_true")
     return parser
 
 
@@ -84,6 +97,8 @@ def parse_cell_options(line: str) -> RunOptions:
         max_cost=parsed.max_cost,
         max_tokens=parsed.max_tokens,
         new=parsed.new,
+        replay=parsed.replay,
+        fresh=parsed.fresh,
     )
 
 
@@ -113,27 +128,55 @@ async def run_cell(line: str, body: str, renderer: Renderer | None = None) -> No
         return
     goat = runtime()
     if refused := goat.refused_by_policy(options):
+        renderer.close()
         print(refused)
         return
+    recording = choose_recording(goat, prompt, options)
+    if recording is None and must_replay(goat, options):
+        renderer.close()
+        print("%%goat: this cell holds no recording to replay; run it with --fresh to ask the model.")
+        return
     settings = goat.session.settings
+    model = options.model or settings.model
     attach_interaction(goat, renderer)
+    shown = f"{recording.model or 'model'} · replayed" if recording else model
     renderer.start(
-        prompt,
-        model=options.model or settings.model,
-        mode=options.mode or settings.permission_mode,
-        style=settings.output_style,
+        prompt, model=shown, mode=options.mode or settings.permission_mode, style=settings.output_style
     )
-    events = _TurnCounter(renderer.handle)
+    counter = _TurnCounter(renderer.handle)
+    tap = RunTap(counter, str(goat.session.cwd))
+    first = 0 if options.new else len(goat.session.messages)
     try:
         await check_folder_trust(goat, renderer)  # before anything of the project's can apply
         async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state of this run
-            await goat.run(prompt, options, events)
+            await _run(goat, prompt, options, tap, recording)
     except asyncio.CancelledError:
         renderer.close()
-        raise GoatInterruptedError(events.turns) from None
+        raise GoatInterruptedError(counter.turns) from None
     except Exception as exc:  # the cell shows the failure; the session stays usable
-        show_failure(renderer, exc, options.model or settings.model)
+        show_failure(renderer, exc, model)
+        renderer.close()
+        return
     renderer.close()
+    _keep_recording(recording or recording_of(goat, model, prompt, first, tap))
+    if tap.departure is not None:
+        raise ReplayStoppedError(tap.departure)
+
+
+async def _run(
+    goat: GoatRuntime, prompt: str, options: RunOptions, tap: RunTap, recording: Recording | None
+) -> None:
+    if recording is None:
+        await goat.run(prompt, options, tap)
+        return
+    with replaying(goat, recording) as source:
+        tap.source = source
+        await goat.run(prompt, options, tap)
+
+
+def _keep_recording(recording: Recording | None) -> None:
+    if recording is not None and (why_not := show_recording(recording)):
+        print(why_not)
 
 
 def show_failure(renderer: Renderer, exc: BaseException, model: str) -> None:

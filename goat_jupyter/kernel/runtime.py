@@ -45,6 +45,8 @@ class RunOptions:
     max_cost: float | None = None
     max_tokens: int | None = None
     new: bool = False
+    replay: bool = False  # --replay: play the cell's recording, never the model
+    fresh: bool = False  # --fresh: ask the model even when the cell holds a recording
 
 
 def detect_notebook_path(workspace: Path) -> Path | None:
@@ -72,6 +74,7 @@ class GoatRuntime:
     hooks: Hooks = field(default_factory=HookRunner)  # settings hooks + hooks registered from Python
     stale: StaleReminder = field(default_factory=StaleReminder)
     trust_asked: set[str] = field(default_factory=lambda: set[str]())  # item keys asked about (folder trust)
+    replay_client: LLMClient | None = None  # while a recording replays: every model call goes to it
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
@@ -136,7 +139,7 @@ class GoatRuntime:
         return session
 
     def llm_client(self, settings: Settings) -> LLMClient:
-        return llm_client_for(settings)
+        return self.replay_client or llm_client_for(settings)
 
     async def run(self, prompt: str, options: RunOptions, emit: EventSink) -> RunResult:
         """Run one prompt; a ticker keeps the loop responsive so an interrupt lands at once."""
@@ -160,7 +163,7 @@ class GoatRuntime:
             self.llm_client(settings),
             emit,
             max_turns=settings.max_turns,
-            summarizer=llm_client_for(settings, settings.small_model or settings.model),
+            summarizer=self.replay_client or llm_client_for(settings, settings.small_model or settings.model),
         )
         ticker = asyncio.ensure_future(_tick())
         try:

@@ -3,7 +3,8 @@
 `ReplayServer(turns_or_path).start()` returns a base URL (`http://127.0.0.1:PORT/v1`) that litellm
 uses as `api_base` (or `OPENAI_API_BASE`) with a model such as `openai/replay`. The cassette format
 is documented in `goat_jupyter.replay.cassette`; `python -m goat_jupyter.replay --help` shows the
-command line for playing and recording.
+command line for playing and recording. A `%%goat` cell's own recording, kept in the notebook, is
+`goat_jupyter.replay.recording`.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+from goat_jupyter.replay.recording import RECORDING_MIME
+
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 TEXT_TYPES = ("text/plain", "text/markdown")
 
@@ -64,6 +66,8 @@ def output_pieces(output: Mapping[str, Any]) -> list[Piece]:
         traceback = ANSI.sub("", "\n".join(_strings(output.get("traceback"))))
         return _pieces(traceback or f"{output.get('ename')}: {output.get('evalue')}")
     data = _mapping(output.get("data"))
+    if RECORDING_MIME in data:  # the cell's recording, for replay: not part of what happened
+        return []
     goat = _mapping(_mapping(output.get("metadata")).get("goat"))
     line = goat.get("transcript")
     if isinstance(line, str):  # one of goat's own blocks: its transcript form, "" when it has none

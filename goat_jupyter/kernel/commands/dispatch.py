@@ -50,7 +50,9 @@ HELP = f"""%goat commands:
   --max-turns N                stop after N model turns (N >= 1)
   --max-cost USD               stop before a request that could take this run past USD dollars
   --max-tokens N               stop before a request that could take this run past N tokens
-  --new                        start a new conversation first"""
+  --new                        start a new conversation first
+  --replay                     only replay the cell's recording (never ask the model)
+  --fresh                      ask the model even when the cell holds a recording"""
 
 
 def dispatch(goat: GoatRuntime, line: str) -> None:

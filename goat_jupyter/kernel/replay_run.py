@@ -1,0 +1,146 @@
+"""A %%goat cell's recording (format: `goat_jupyter.replay.recording`): keep it as an output of the
+cell after a run with the model, find it in the saved notebook, and replay it without the model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from goat_jupyter.agent.llm import LLMClient
+from goat_jupyter.kernel.runtime import GoatRuntime, RunOptions
+from goat_jupyter.replay import REPLAY_API_KEY, REPLAY_MODEL, ReplayServer
+from goat_jupyter.replay.recording import (
+    RECORDING_MIME,
+    CallResult,
+    Recording,
+    RecordingSource,
+    digest,
+    parse_recording,
+    record,
+    recording_bundle,
+)
+from goat_jupyter.tools.events import Event, EventSink, ToolFinished
+
+MAX_NOTEBOOK_BYTES = 20_000_000  # a notebook larger than this is not searched for recordings
+
+
+class ReplayStoppedError(Exception):
+    """Ends a replay that departed from its recording as an error (Run All halts), shown as one line."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of the traceback
+        return [f"\x1b[33m⊘ {self}\x1b[0m"]
+
+
+def choose_recording(goat: GoatRuntime, prompt: str, options: RunOptions) -> Recording | None:
+    """The recording this run replays, or None to ask the model (see README "Reproducible notebooks")."""
+    if options.fresh:
+        return None
+    if goat.session.settings.replay == "never" and not options.replay:
+        return None
+    return find_recording(notebooks(goat), prompt)
+
+
+def must_replay(goat: GoatRuntime, options: RunOptions) -> bool:
+    return options.replay or goat.session.settings.replay == "always"
+
+
+def notebooks(goat: GoatRuntime) -> list[Path]:
+    """Where the cell's saved outputs may be: the kernel's notebook, else the notebooks beside it
+    (nbconvert and papermill tell the kernel its folder, not its file)."""
+    known = goat.session.notebook_path
+    if known is not None and known.is_file():
+        return [known]
+    return sorted(Path.cwd().glob("*.ipynb"))
+
+
+def find_recording(paths: list[Path], prompt: str) -> Recording | None:
+    for path in paths:
+        for found in _recordings(path):
+            if found.prompt == prompt:
+                return found
+    return None
+
+
+def _recordings(path: Path) -> Iterator[Recording]:
+    try:
+        if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            return
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    for cell in _list(_dict(notebook).get("cells")):
+        for output in _list(_dict(cell).get("outputs")):
+            found = parse_recording(_dict(_dict(output).get("data")).get(RECORDING_MIME))
+            if found is not None:
+                yield found
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    return cast(list[object], value) if isinstance(value, list) else []
+
+
+@dataclass
+class RunTap:
+    """Passes the run's events on; notes each top-level call's result, and while replaying compares it
+    with the recording (the source then stops the replay at the next model call)."""
+
+    sink: EventSink
+    workspace: str
+    source: RecordingSource | None = None
+    results: dict[str, CallResult] = field(default_factory=lambda: dict[str, CallResult]())
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ToolFinished) and event.agent_id is None:
+            # The folder is left out of the digest: a notebook replays the same in another folder.
+            content = event.output.content.replace(self.workspace, "<workspace>")
+            result = CallResult(ok=not event.output.is_error, digest=digest(content))
+            self.results[event.call_id] = result
+            if self.source is not None:
+                self.source.check(event.call_id, result.ok, result.digest)
+        self.sink(event)
+
+    @property
+    def departure(self) -> str | None:
+        return self.source.departure if self.source is not None else None
+
+
+@contextmanager
+def replaying(goat: GoatRuntime, recording: Recording) -> Generator[RecordingSource]:
+    """Every model call of the runtime goes to a local server that plays the recording."""
+    source = RecordingSource(recording)
+    server = ReplayServer(source=source)
+    url = server.start()
+    goat.replay_client = LLMClient(REPLAY_MODEL, extra={"api_base": url, "api_key": REPLAY_API_KEY})
+    try:
+        yield source
+    finally:
+        goat.replay_client = None
+        server.stop()
+
+
+def recording_of(goat: GoatRuntime, model: str, prompt: str, first: int, tap: RunTap) -> Recording | None:
+    """The recording of the run that added the session's messages from `first` on (None if compacted)."""
+    messages = goat.session.messages
+    if len(messages) < first:
+        return None
+    return record(model, prompt, messages[first:], tap.results)
+
+
+def show_recording(recording: Recording) -> str | None:
+    """Display the recording as the cell's output; a line saying why not when it is too large."""
+    bundle = recording_bundle(recording)
+    if bundle is None:
+        return "goat: this run is too large to record in the notebook; it will ask the model when run again."
+    from IPython.display import publish_display_data  # pyright: ignore[reportUnknownVariableType]
+
+    data, metadata = bundle
+    publish_display_data(data, metadata=metadata)
+    return None

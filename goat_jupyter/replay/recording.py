@@ -1,0 +1,229 @@
+"""A `%%goat` cell's recording: what the model said, kept in the notebook so Run All can replay it.
+
+A recording is a cell output (``display_data``) with its own MIME type, which JupyterLab's save,
+nbconvert and papermill keep as written; its ``text/plain`` is one short line and goat's transcript
+metadata is empty, so the cell shows a line and ``nbconvert --to goat`` shows nothing::
+
+    {"output_type": "display_data",
+     "data": {"application/vnd.goat.recording+json": RECORDING, "text/plain": "goat: recorded ..."},
+     "metadata": {"goat": {"transcript": ""}}}
+
+RECORDING is (unknown fields are ignored, never obeyed)::
+
+    {
+      "version": 1,
+      "model": "gpt-4o-mini",                  # the model that answered: a label, never used to call one
+      "prompt": "Write a.txt and read it",     # the cell's prompt (below the %%goat line), stripped
+      "turns": [
+        {"text": "Writing it.",
+         "tool_calls": [{"name": "Write", "arguments": {"file_path": "a.txt", "content": "hi"},
+                         "ok": true, "digest": "3f0a6c2e91b4d7aa"}]},
+        {"text": "Done."}
+      ]
+    }
+
+One turn per model answer of the top-level agent (subagents are not recorded). ``ok`` says whether
+the tool call succeeded and ``digest`` is the first 16 hex digits of the SHA-256 of the result text the
+model read; no tool output, image or key is stored (texts and arguments pass through
+`goat_jupyter.config.secrets.redact`). A recording over MAX_RECORDING_BYTES is not kept.
+
+Replay plays the turns through `goat_jupyter.replay.ReplayServer`; the tool calls run for real.
+A call departs when its success differs from ``ok``, or when a DETERMINISTIC_TOOLS call's digest
+differs; replay then stops at that step (`Departure`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from goat_jupyter.config.secrets import redact
+from goat_jupyter.replay.cassette import AnyTurn, ResponseTurn, ToolCallSpec
+from goat_jupyter.replay.player import PickedTurn
+
+RECORDING_MIME = "application/vnd.goat.recording+json"
+RECORDING_VERSION = 1
+MAX_RECORDING_BYTES = 256_000
+DIGEST_CHARS = 16
+# Tools whose result depends only on the files and notebooks they read, so a changed digest means the
+# environment differs from the recording's (Bash, RunCell, WebFetch ... vary: only their success counts).
+DETERMINISTIC_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+
+
+class _Lenient(BaseModel):
+    """A recording is untrusted input: extra fields (a permission mode, a hook) are dropped unread."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class RecordedCall(_Lenient):
+    name: str
+    arguments: dict[str, Any] | str = Field(default_factory=lambda: dict[str, Any]())
+    ok: bool = True
+    digest: str = ""
+
+
+class RecordedTurn(_Lenient):
+    text: str = ""
+    tool_calls: list[RecordedCall] = Field(default_factory=lambda: list[RecordedCall]())
+
+
+class Recording(_Lenient):
+    version: int = RECORDING_VERSION
+    model: str = ""
+    prompt: str = ""
+    turns: list[RecordedTurn] = Field(default_factory=lambda: list[RecordedTurn]())
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_defaults=True) | {"version": self.version}
+
+    def summary(self) -> str:
+        calls = sum(len(turn.tool_calls) for turn in self.turns)
+        return (
+            f"goat: recorded session ({self.model or 'model'}, {len(self.turns)} turns, {calls} tool calls)"
+        )
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]
+
+
+def parse_recording(data: object) -> Recording | None:
+    """A recording from an output's JSON, or None when it is not one this version can play."""
+    try:
+        found = Recording.model_validate(data)
+    except ValidationError:
+        return None
+    return found if found.version == RECORDING_VERSION else None
+
+
+def recording_bundle(recording: Recording) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The display data and metadata of the recording's output; None when it is too large to keep."""
+    data = recording.to_json()
+    if len(json.dumps(data, ensure_ascii=False).encode()) > MAX_RECORDING_BYTES:
+        return None
+    return {RECORDING_MIME: data, "text/plain": recording.summary()}, {"goat": {"transcript": ""}}
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What a tool call gave, as far as a recording keeps it."""
+
+    ok: bool
+    digest: str
+
+
+def record(
+    model: str, prompt: str, messages: list[dict[str, Any]], results: dict[str, CallResult]
+) -> Recording:
+    """The recording of a run from the assistant messages it added and its calls' results by call id."""
+    turns = [_turn(m, results) for m in messages if m.get("role") == "assistant"]
+    return Recording(model=model, prompt=prompt, turns=turns)
+
+
+def _turn(message: dict[str, Any], results: dict[str, CallResult]) -> RecordedTurn:
+    content = message.get("content")
+    text = redact(content) if isinstance(content, str) else ""
+    calls = [_call(_mapping(call), results) for call in _items(message.get("tool_calls"))]
+    return RecordedTurn(text=text, tool_calls=calls)
+
+
+def _call(call: dict[str, Any], results: dict[str, CallResult]) -> RecordedCall:
+    function = _mapping(call.get("function"))
+    raw = redact(str(function.get("arguments") or "{}"))
+    try:
+        parsed: object = cast(object, json.loads(raw))
+    except ValueError:
+        parsed = raw
+    mapping = _mapping(parsed)
+    arguments: dict[str, Any] | str = mapping if isinstance(parsed, dict) else raw
+    result = results.get(str(call.get("id")), CallResult(ok=False, digest=""))
+    return RecordedCall(
+        name=str(function.get("name")), arguments=arguments, ok=result.ok, digest=result.digest
+    )
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def _items(value: object) -> list[object]:
+    return cast(list[object], value) if isinstance(value, list) else []
+
+
+def call_id(turn: int, position: int) -> str:
+    return f"call_goatrec_{turn}_{position}"
+
+
+class RecordingSource:
+    """A TurnSource for the replay server: the recording's turns in order, and after a departure an
+    empty final answer so the agent stops at once."""
+
+    def __init__(self, recording: Recording) -> None:
+        self.recording = recording
+        self._next = 0
+        self._lock = threading.Lock()
+        self.departure: str | None = None
+
+    @property
+    def model(self) -> str | None:
+        return self.recording.model or None
+
+    @property
+    def remaining(self) -> list[AnyTurn]:
+        return [self._cassette_turn(i) for i in range(self._next, len(self.recording.turns))]
+
+    def pick(self, request: dict[str, Any]) -> PickedTurn:
+        with self._lock:
+            index = self._next
+            if self.departure is not None or index >= len(self.recording.turns):
+                return PickedTurn(ResponseTurn(text=""), len(self.recording.turns))
+            self._next += 1
+        return PickedTurn(self._cassette_turn(index), index)
+
+    def _cassette_turn(self, index: int) -> ResponseTurn:
+        turn = self.recording.turns[index]
+        calls = [
+            ToolCallSpec(id=call_id(index, n), name=c.name, arguments=c.arguments)
+            for n, c in enumerate(turn.tool_calls)
+        ]
+        return ResponseTurn(text=turn.text, tool_calls=calls)
+
+    def expected(self, tool_call_id: str) -> tuple[str, RecordedCall] | None:
+        """The step (`turn 2, call 1 (Read)`) and recorded call a replayed call id stands for."""
+        parts = tool_call_id.removeprefix("call_goatrec_").split("_")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            return None
+        turn, position = int(parts[0]), int(parts[1])
+        calls = self.recording.turns[turn].tool_calls if turn < len(self.recording.turns) else []
+        if position >= len(calls):
+            return None
+        return f"step {turn + 1}.{position + 1} ({calls[position].name})", calls[position]
+
+    def check(self, tool_call_id: str, ok: bool, result_digest: str) -> str | None:
+        """Compare a replayed call's result with the recording; the departure line, once, if it departs."""
+        found = self.expected(tool_call_id)
+        if found is None or self.departure is not None:
+            return None
+        step, call = found
+        difference = _difference(call, ok, result_digest)
+        if difference is not None:
+            self.departure = (
+                f"Replay stopped at {step}: {difference}. Run the cell with --fresh to ask the model."
+            )
+        return self.departure
+
+
+def _difference(call: RecordedCall, ok: bool, result_digest: str) -> str | None:
+    if call.ok and not ok:
+        return "it failed where the recording succeeded"
+    if ok and not call.ok:
+        return "it succeeded where the recording failed"
+    if call.name in DETERMINISTIC_TOOLS and call.digest and call.digest != result_digest:
+        return f"its result differs from the recording (digest {result_digest}, recorded {call.digest})"
+    return None

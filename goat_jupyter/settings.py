@@ -88,10 +88,20 @@ class Settings(BaseModel):
     mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")
     # What the managed policy refused of the files and the environment, one sentence each.
     _managed_notes: list[str] = PrivateAttr(default_factory=lambda: list[str]())
+    _managed_broken: str | None = PrivateAttr(default=None)
 
     @property
     def managed_notes(self) -> list[str]:
         return self._managed_notes
+
+    @property
+    def managed_broken(self) -> str | None:
+        """Set when the managed policy could not be applied: goat refuses to run (fail closed)."""
+        return self._managed_broken
+
+    @managed_broken.setter
+    def managed_broken(self, text: str | None) -> None:
+        self._managed_broken = text
 
 
 # Settings the Config tool and `%goat config` may change at runtime (flat, scalar values).
@@ -185,7 +195,10 @@ def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Set
             return _managed(_with_environment(data, env), env)
         except ValidationError:
             continue
-    return Settings.model_validate(_with_environment({}, env))  # broken files: defaults + environment
+    settings = Settings.model_validate(_with_environment({}, env))  # broken files: defaults + environment
+    if load_managed(env).active:  # the policy's own values are invalid: never run without it
+        settings.managed_broken = "The managed policy holds a value goat cannot use, so goat does not run until your administrator fixes it."
+    return settings
 
 
 def _managed(data: dict[str, Any], env: Mapping[str, str]) -> Settings:

@@ -82,10 +82,21 @@ class ManagedPolicy:
 
     files: tuple[Path, ...] = ()
     data: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
+    broken: tuple[Path, ...] = ()  # managed files that exist but hold no JSON object
 
     @property
     def active(self) -> bool:
-        return bool(self.files)
+        return bool(self.files or self.broken)
+
+    def broken_text(self) -> str | None:
+        """Why goat will not run: an unreadable policy must not mean no policy (fail closed)."""
+        if not self.broken:
+            return None
+        names = ", ".join(str(p) for p in self.broken)
+        return (
+            f"The managed policy cannot be read ({names} is not a JSON object), so goat does not run "
+            "until your administrator fixes it."
+        )
 
     @property
     def reason(self) -> str:
@@ -242,10 +253,12 @@ def _stamp(path: Path) -> tuple[str, int, int]:
 def _read(files: Iterable[Path]) -> ManagedPolicy:
     data: dict[str, Any] = {}
     used: list[Path] = []
+    broken: list[Path] = []
     for path in files:
         found = read_object(path)
         if found is None:
+            broken.append(path)  # managed_files lists files that exist: this one is unreadable
             continue
         data = _merge(data, found)
         used.append(path)
-    return ManagedPolicy(tuple(used), data)
+    return ManagedPolicy(tuple(used), data, tuple(broken))

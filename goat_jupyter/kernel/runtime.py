@@ -187,6 +187,8 @@ class GoatRuntime:
         """Why this run would go beyond the managed policy (model, mode, budget); None if it would not."""
         settings = self._effective_settings(options)
         policy = load_managed()
+        if (broken := policy.broken_text() or settings.managed_broken) is not None:
+            return broken
         keys = ("model", "small_model", "permission_mode", *policy.ceilings)
         refusals = (policy.refusal(key, getattr(settings, key)) for key in keys)
         return next((refused for refused in refusals if refused), None)

@@ -6,6 +6,7 @@ Only the panel's keys are replaced; everything else in `~/.goat/settings.json` i
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -19,7 +20,17 @@ from goat_jupyter.permissions.rules import parse_rule
 from goat_jupyter.settings import PERMISSION_MODES, Settings, user_settings_path
 
 RULE_LISTS = ("allow", "ask", "deny")
-PANEL_KEYS = ("model", "small_model", "permission_mode", "permissions", "mcpServers", "autoload")
+# Budgets (agent/spend.py): dollars, and prompt + answer tokens for a run; None is no limit.
+BUDGET_KEYS = ("max_cost_per_run", "max_cost_per_session", "max_cost_per_user_per_day", "max_tokens_per_run")
+PANEL_KEYS = (
+    "model",
+    "small_model",
+    "permission_mode",
+    "permissions",
+    "mcpServers",
+    "autoload",
+    *BUDGET_KEYS,
+)
 Problem = dict[str, Any]  # {"field": "permissions.deny", "index": 0, "message": "..."}
 
 
@@ -54,6 +65,7 @@ def panel_view(path: Path | None = None, workspace: Path | None = None) -> dict[
         "permission_mode": data.get("permission_mode") or rules.get("defaultMode") or "default",
         "permissions": {name: _strings(rules.get(name)) for name in RULE_LISTS},
         "mcpServers": data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {},
+        "budgets": {key: data.get(key) for key in BUDGET_KEYS},
         "autoload": autoload.is_enabled(),
         "path": str(path or user_settings_path()),
         "defaults": {"model": Settings().model},
@@ -105,7 +117,20 @@ def validate(update: Mapping[str, Any]) -> list[Problem]:
         problems.extend(_server_problems(update["mcpServers"]))
     if "autoload" in update and not isinstance(update["autoload"], bool):
         problems.append({"field": "autoload", "message": "Use true or false."})
+    problems.extend(_budget_problems(update))
     return problems or list(_managed_problems(update))
+
+
+def _budget_problems(update: Mapping[str, Any]) -> Iterator[Problem]:
+    for key in BUDGET_KEYS:
+        value = update.get(key)
+        if value is None:
+            continue
+        tokens = key == "max_tokens_per_run"
+        number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if not number or value < (1 if tokens else 0) or (tokens and not float(value).is_integer()):
+            what = "a whole number of tokens, at least 1" if tokens else "a number of dollars, 0 or more"
+            yield {"field": key, "message": f"Use {what}, or leave it empty for no limit."}
 
 
 def _managed_problems(update: Mapping[str, Any]) -> Iterator[Problem]:
@@ -114,6 +139,9 @@ def _managed_problems(update: Mapping[str, Any]) -> Iterator[Problem]:
     for key in ("model", "small_model", "permission_mode"):
         value = update.get(key)
         if value not in (None, "") and (refused := policy.refusal(key, value)):
+            yield {"field": key, "message": refused}
+    for key in set(BUDGET_KEYS) & set(update):  # a ceiling: no more, and never "no limit"
+        if refused := policy.refusal(key, update[key]):
             yield {"field": key, "message": refused}
     servers = update.get("mcpServers")
     for name in cast("dict[str, Any]", servers) if isinstance(servers, dict) else {}:
@@ -194,7 +222,7 @@ def write(
     """Apply a validated update; returns the new panel view."""
     path = path or user_settings_path()
     data = read_file(path)
-    for key in ("model", "small_model", "permission_mode", "mcpServers"):
+    for key in ("model", "small_model", "permission_mode", "mcpServers", *BUDGET_KEYS):
         if key in update and update[key] in (None, ""):
             data.pop(key, None)
         elif key in update:

@@ -27,6 +27,12 @@ export const OPEN_SETTINGS = 'goat:open-settings';
 
 const MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
 const RULE_LISTS = ['allow', 'ask', 'deny'] as const;
+const BUDGETS: [string, string, string][] = [
+  ['max_cost_per_run', 'Per %%goat run ($)', '0.01'],
+  ['max_cost_per_session', 'Per session ($)', '0.01'],
+  ['max_cost_per_user_per_day', 'Per day, all sessions ($)', '0.01'],
+  ['max_tokens_per_run', 'Tokens per run', '1000']
+];
 
 interface IPanelSettings {
   model: string;
@@ -34,6 +40,8 @@ interface IPanelSettings {
   permission_mode: string;
   permissions: Record<string, string[]>;
   mcpServers: Record<string, unknown>;
+  /** Budgets (null: no limit): dollars per run, session and day, tokens per run. */
+  budgets?: Record<string, number | null>;
   autoload: boolean;
   path: string;
   /** Settings a project file or the environment decides, whatever this panel says. */
@@ -95,6 +103,12 @@ export class GoatSettingsPanel extends Widget {
   );
   private managedNote = element('div', { class: 'goat-settings-hint', 'data-goat': 'managed' });
   private locked = new Set<string>();
+  private budgets: Record<string, HTMLInputElement> = Object.fromEntries(
+    BUDGETS.map(([key, , step]) => [
+      key,
+      element('input', { type: 'number', min: '0', step, placeholder: 'no limit', 'data-goat': `budget-${key}` })
+    ])
+  );
   private catalogue: ICatalogue = { models: [], providers: [] };
   private trust = new TrustSection();
   private tested = new Map<string, { ok: boolean; error?: string; config: string }>();
@@ -145,6 +159,11 @@ export class GoatSettingsPanel extends Widget {
         element('div', { class: 'goat-settings-hint' }, 'Stored user-only (mode 0600); values are never shown.'),
         this.keyList,
         keyRow
+      ),
+      section(
+        'Budgets',
+        element('div', { class: 'goat-settings-hint' }, 'A run stops before a request that could cross one.'),
+        ...BUDGETS.map(([key, label]) => labelled(label, this.budgets[key]))
       ),
       section('MCP servers', this.mcp, this.mcpErrors, test, this.mcpResult),
       section('Kernels', this.checkbox('Load goat in every new kernel (autoload)', this.autoload)),
@@ -216,6 +235,10 @@ export class GoatSettingsPanel extends Widget {
       this.rules[name].value = (settings.permissions[name] ?? []).join('\n');
     }
     this.mcp.value = JSON.stringify(settings.mcpServers ?? {}, null, 2);
+    for (const [key] of BUDGETS) {
+      const value = settings.budgets?.[key];
+      this.budgets[key].value = value === null || value === undefined ? '' : String(value);
+    }
     this.autoload.checked = settings.autoload;
     this.status.title = settings.path;
     if (settings.defaults) {
@@ -320,6 +343,10 @@ export class GoatSettingsPanel extends Widget {
       mcpServers: servers,
       autoload: this.autoload.checked
     };
+    for (const [key] of BUDGETS) {
+      const text = this.budgets[key].value.trim();
+      body[key] = text === '' ? null : Number(text);
+    }
     for (const key of this.locked) {
       delete body[key]; // set by the managed policy: the user's file keeps whatever it had
     }

@@ -311,3 +311,26 @@ async def test_the_config_tool_cannot_go_beyond(managed: Path, ws: Path, key: st
     output = await registry.call("Config", {"setting": key, "value": value})
     assert output.is_error and "managed policy (" in output.content, output.content
     assert getattr(registry.session.settings, key) == before
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", "", '"a string"'])
+def test_an_unreadable_managed_file_stops_goat_instead_of_lifting_the_policy(
+    managed: Path, ws: Path, text: str
+) -> None:
+    (managed / "managed-settings.d").mkdir()
+    (managed / "managed-settings.d" / "typo.json").write_text(text, encoding="utf-8")
+    policy = load_managed()
+    assert policy.active
+    refused = policy.broken_text()
+    assert refused is not None and "typo.json" in refused and "does not run" in refused
+
+
+def test_a_managed_value_goat_cannot_use_stops_goat(managed: Path, ws: Path) -> None:
+    write_json(managed / "managed-settings.json", {"max_turns": "many", "max_permission_mode": "default"})
+    settings = load_settings(ws)
+    assert settings.managed_broken is not None and "does not run" in settings.managed_broken
+
+
+def test_a_valid_policy_is_not_broken(managed: Path, ws: Path) -> None:
+    assert load_managed().broken_text() is None
+    assert load_settings(ws).managed_broken is None

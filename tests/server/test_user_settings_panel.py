@@ -73,3 +73,43 @@ def test_saved_rules_are_the_ones_the_kernel_enforces(goat_home: Path, tmp_path:
     assert loaded.model == "gpt-4o" and loaded.permissions.deny == ["Read(./secret.txt)"]
     user_settings.write({"model": ""})  # empty: back to the default model
     assert load_settings(tmp_path, environ={}).model == "gpt-4o-mini"
+
+
+def test_budgets_saved_in_the_panel_are_the_ones_the_kernel_applies(goat_home: Path, tmp_path: Path) -> None:
+    view = user_settings.write({"max_cost_per_run": 0.5, "max_tokens_per_run": 20_000})
+    assert view["budgets"]["max_cost_per_run"] == 0.5 and view["budgets"]["max_cost_per_session"] is None
+    loaded = load_settings(tmp_path, environ={})
+    assert loaded.max_cost_per_run == 0.5 and loaded.max_tokens_per_run == 20_000
+    user_settings.write({"max_cost_per_run": None})  # empty: no limit
+    assert load_settings(tmp_path, environ={}).max_cost_per_run is None
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("max_cost_per_run", -1),
+        ("max_cost_per_run", "0.5"),
+        ("max_cost_per_run", True),
+        ("max_cost_per_session", float("nan")),
+        ("max_cost_per_user_per_day", float("inf")),
+        ("max_tokens_per_run", 0),
+        ("max_tokens_per_run", 10.5),
+    ],
+)
+def test_invalid_budgets_are_refused_and_nothing_is_written(goat_home: Path, key: str, value: object) -> None:
+    problems = user_settings.validate({key: value})
+    assert [p["field"] for p in problems] == [key] and "no limit" in problems[0]["message"]
+    assert not (goat_home / "settings.json").exists()
+
+
+def test_a_budget_beyond_the_managed_ceiling_is_refused(
+    goat_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    (managed / "managed-settings.json").write_text(json.dumps({"max_cost_per_run": 1.0}))
+    monkeypatch.setenv("GOAT_MANAGED_DIR", str(managed))
+    assert user_settings.validate({"max_cost_per_run": 0.5}) == []
+    for beyond in (2.0, None):
+        [problem] = user_settings.validate({"max_cost_per_run": beyond})
+        assert problem["field"] == "max_cost_per_run" and "managed" in problem["message"]

@@ -217,7 +217,8 @@ test('teaching_demo.ipynb: the clicks its steps name play the recorded session',
   await ask.getByPlaceholder('Optional feedback for the model').press('Enter');
   await ask.getByRole('button', { name: 'Deny', exact: true }).click();
   await expectText(ask, 'the best month\'s revenue gets the same format');
-  await expect(ask).toContainText(`Their feedback: ${FEEDBACK}`);
+  await expect(ask).toContainText(`Denied by the user`);
+  await expect(ask).toContainText(`feedback: ${FEEDBACK}`);
   await (await expectButton(ask, 'Allow once')).click();
   await expectText(ask, 'Every region had its best month');
   await expect(ask).toContainText('best month 2025-12 (59,841.90)');

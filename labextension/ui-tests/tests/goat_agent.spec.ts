@@ -40,7 +40,7 @@ test.describe('approvals in the cell (issue 4)', () => {
     toolTurn(
       '[allow]',
       'Bash',
-      { command: 'echo "ok-$((6*7))" > approved.txt && cat approved.txt', description: 'Write it' },
+      { command: 'echo "ok-$((40+2))" > approved.txt && cat approved.txt', description: 'Write it' },
       'I will write the file.'
     ),
     // Only the command's output contains "ok-42" (the command computes it): this turn proves
@@ -68,7 +68,7 @@ test.describe('approvals in the cell (issue 4)', () => {
       await expect(allow.getByRole('button', { name: label })).toBeVisible();
     }
     await expect(allow).toContainText('wants permission');
-    await expect(allow).toContainText('echo "ok-$((6*7))" > approved.txt');
+    await expect(allow).toContainText('echo "ok-$((40+2))" > approved.txt');
     const clicked = Date.now();
     await allowOnce.click();
 

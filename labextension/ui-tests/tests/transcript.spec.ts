@@ -192,7 +192,8 @@ test('a slow model shows the live status line until it answers', async ({ page, 
   const status = output.locator('.goat-status');
   await expect(status).toBeVisible({ timeout: 20_000 });
   await expect(status).toContainText('■ Stop to interrupt');
-  await expect(status).toContainText(/Working · \d+s/);
+  // `Starting`, then `Loading litellm` in a fresh kernel, then `Working`: always the elapsed time.
+  await expect(status).toContainText(/ · \d+s · ■ Stop to interrupt/);
   await expectText(output, 'Sorry for the wait.');
   await expect(output.locator('.goat-status')).toHaveCount(0);
 });

@@ -91,7 +91,9 @@ test.describe('approvals in the cell (issue 4)', () => {
     await denyButton.click();
     await expectText(deny, 'Understood: I did not create denied.txt.');
     await expect(deny).toContainText('Denied by');
-    await expect(deny.locator('pre').filter({ hasText: 'denied this Bash call' })).toHaveCount(1);
+    // The model's words reach the model (the scripted answer needs them) but not the cell: one record
+    // of the decision, in words for the user.
+    await expect(deny).not.toContainText('denied this Bash call');
     expect(await getContents(page, `${tmpPath}/denied.txt`)).toBeNull();
   });
 });

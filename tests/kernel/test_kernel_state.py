@@ -82,7 +82,9 @@ async def test_stale_cells_are_marked_for_the_model(kernel: KernelSession, serve
     assert result.status == "ok", result.error
 
     messages = request_with(server, "[stale]")
-    prompt = next(str(m["content"]) for m in messages if m["role"] == "user")
+    prompt = next(
+        str(m["content"]) for m in messages if m["role"] == "user" and "[stale]" in str(m["content"])
+    )
     assert "<system-reminder>" in prompt and "Kernel state vs the notebook" in prompt
     assert f"cell 1 (id {cells[0]['id']}): ran as [{first}], edited since it ran; names it set: a" in prompt
     assert (

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from html import escape
 from typing import Any, Generic, Protocol, TypeVar
 
-from goat_jupyter.ui import style
+from goat_jupyter.ui import pending, style
 
 T = TypeVar("T")
 Handler = Callable[[Any, Any, dict[str, Any]], Any]
@@ -203,8 +203,14 @@ class WidgetView:
         bundle["text/plain"] = f"{self.text} {self.hint}".strip()
         html = self.html or f'<div style="{style.NOTE}">{escape(self.text)}</div>'
         bundle["text/html"] = html + f'<div style="{style.NOTE}">{escape(OFFLINE_NOTE)}</div>'
-        marker = {"widget": self.kind, **({"key": self.key} if self.key else {})}
+        marker = {"widget": self.kind, "model": model_id(self.widget)}
+        if self.key:
+            marker["key"] = self.key
         return bundle, {"goat": marker}
+
+
+def model_id(widget: Any) -> str:
+    return str(getattr(widget, "model_id", "") or "")
 
 
 async def show_until_answered(
@@ -219,6 +225,7 @@ async def show_until_answered(
     shown = view if isinstance(view, WidgetView) else WidgetView(view, waiting)
     view = shown.widget
     handle = show(shown)
+    keep_pending(view, handle, shown.text)
     try:
         value = await answer.wait()
     except asyncio.CancelledError:
@@ -228,12 +235,20 @@ async def show_until_answered(
     return value
 
 
+def keep_pending(widget: Any, handle: HandleLike | None, text: str) -> None:
+    """List the prompt for a tab that reloads before it is answered (see `ui.pending`)."""
+    display_id = getattr(handle, "display_id", None)
+    if model_id(widget) and isinstance(display_id, str):
+        pending.add(pending.PendingPrompt(model_id(widget), display_id, text))
+
+
 def retire(view: Any, handle: HandleLike | None, bundle: Bundle) -> None:
     """Disable the widgets, put the record in their place and close their comms."""
     widgets = list(_tree(view))
     for widget in widgets:
         if hasattr(widget, "disabled"):
             widget.disabled = True
+    pending.discard(model_id(view))
     if handle is not None:
         handle.update(bundle, raw=True)
     for widget in widgets:

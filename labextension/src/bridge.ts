@@ -41,16 +41,24 @@ export class PanelBridge {
     }
     this._kernel = kernel;
     this._cellIdByExecution.clear();
+    this._adopted.clear();
     if (kernel) {
       kernel.registerCommTarget(COMM_TARGET, this._onCommOpen);
       kernel.anyMessage.connect(this._onAnyMessage, this);
     }
   }
 
-  /** Keeps the comm only if this client sent the execute_request that opened it. */
+  /** Answers for a run this tab picked up after a reload (live.ts), as if it had started it. */
+  adopt(msgId: string, cellId: string): void {
+    this._adopted.add(msgId);
+    this._cellIdByExecution.set(msgId, cellId);
+  }
+
+  /** Keeps the comm only if this client sent (or adopted) the execute_request that opened it. */
   private readonly _onCommOpen = (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void => {
     const parent = msg.parent_header as Partial<KernelMessage.IHeader>;
-    if (!this._kernel || parent.session !== this._kernel.clientId) {
+    const ours = parent.session === this._kernel?.clientId || this._adopted.has(parent.msg_id ?? '');
+    if (!this._kernel || !ours) {
       return; // another client ran the cell; it answers, and closing would break its comm
     }
     comm.onMsg = (message: KernelMessage.ICommMsgMsg) => {
@@ -114,4 +122,5 @@ export class PanelBridge {
 
   private _kernel: Kernel.IKernelConnection | null = null;
   private readonly _cellIdByExecution = new Map<string, string>();
+  private readonly _adopted = new Set<string>();
 }

@@ -6,6 +6,7 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { PanelBridge } from './bridge';
+import { LiveRuns } from './live';
 import { settingsPanelPlugin } from './settings_panel';
 import { decorateCells } from './cells_ui';
 import { dropStaleWidgets } from './goat_outputs';
@@ -19,7 +20,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker): void => {
     const bridge = (panel: NotebookPanel) => {
-      new PanelBridge(panel, tracker, app.name);
+      const notebookBridge = new PanelBridge(panel, tracker, app.name);
+      new LiveRuns(panel, (msgId, cellId) => notebookBridge.adopt(msgId, cellId));
       void panel.context.ready.then(() => dropStaleWidgets(panel));
       decorateCells(panel);
       markStaleCells(panel);

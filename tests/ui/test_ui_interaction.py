@@ -131,7 +131,8 @@ async def test_allow_once_answers_and_leaves_a_plain_record(tmp_path: Path) -> N
     assert "Bash: touch made.txt" in bundle["text/plain"] and "GOAT_INTERACTIVE=0" in bundle["text/plain"]
     # Without the widget (nbconvert, a reopened notebook) the fallback still shows the command.
     assert "touch made.txt" in bundle["text/html"] and "HBox(" not in bundle["text/html"]
-    assert metadata == {"goat": {"widget": "prompt"}}
+    # The model id lets a reloaded tab put the restored widget where the prompt was (kernel/live.py).
+    assert metadata == {"goat": {"widget": "prompt", "model": cell.widgets()[0].model_id}}
     find(cell.widgets()[0], "Button", description="Allow once").click()
     answer = await asyncio.wait_for(pending, 5)
     assert answer == ApprovalAnswer("allow_once")

@@ -32,12 +32,16 @@ export function withoutWidget(output: nbformat.IOutput): nbformat.IOutput | unde
   return Object.keys(rest).length ? { ...output, data: rest } : undefined;
 }
 
-/** Drops goat's widget views from every code cell of a notebook just loaded from disk. */
+/**
+ * Drops goat's widget views from every code cell of a notebook just loaded from disk. How the
+ * loaded file is shown is not an edit: a notebook that was clean stays clean.
+ */
 export function dropStaleWidgets(panel: NotebookPanel): void {
   const model = panel.content.model;
   if (!model) {
     return;
   }
+  const wasClean = !panel.context.model.dirty;
   model.sharedModel.transact(() => {
     for (let index = 0; index < model.cells.length; index++) {
       const shared = model.cells.get(index).sharedModel;
@@ -55,6 +59,9 @@ export function dropStaleWidgets(panel: NotebookPanel): void {
       }
     }
   }, false);
+  if (wasClean) {
+    panel.context.model.dirty = false;
+  }
 }
 
 /** Replaces the goat output tagged `key` in `outputs` with a display of `data`; undefined if none. */

@@ -10,6 +10,7 @@ import { LiveRuns } from './live';
 import { settingsPanelPlugin } from './settings_panel';
 import { decorateCells } from './cells_ui';
 import { dropStaleWidgets } from './goat_outputs';
+import { keepCleanOnLanguageInfo } from './clean_open';
 import { cellActionsPlugin } from './cell_actions';
 import { markStaleCells } from './stale';
 
@@ -23,6 +24,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       const notebookBridge = new PanelBridge(panel, tracker, app.name);
       new LiveRuns(panel, (msgId, cellId) => notebookBridge.adopt(msgId, cellId));
       void panel.context.ready.then(() => dropStaleWidgets(panel));
+      keepCleanOnLanguageInfo(panel);
       decorateCells(panel);
       markStaleCells(panel);
     };

@@ -73,6 +73,9 @@ TURNS = [
     text_turn("Ran.", match="[prefix-1]"),
     tool_turn("Bash", {"command": "npm run test -- -k y"}, match="[prefix-2]"),
     text_turn("Ran again.", match="[prefix-2]"),
+    tool_turn("Bash", {"command": "echo by-command > cmd.txt"}, match="[allow-cmd]"),
+    tool_turn("Bash", {"command": "echo other > other.txt"}, match="[allow-cmd]"),
+    text_turn("One ran, one was refused.", match="[allow-cmd]"),
 ]
 
 
@@ -370,3 +373,26 @@ async def test_a_saved_bash_prefix_rule_lets_the_next_npm_run_test_run(
     assert prompts_opened(kernel) == before
     [ran] = tool_results(server, "[prefix-2]")
     assert "denied" not in ran and "PERMISSION" not in ran
+
+
+async def test_goat_allow_allows_for_this_session_only_what_it_names(
+    kernel: KernelSession, server: ReplayServer, workspace: Path
+) -> None:
+    await kernel.execute("%goat reset")
+    bad = await kernel.execute('%goat allow "Bash(echo x" "Write(./ok.txt)"')
+    assert "Nothing was allowed" in bad.stdout, "one broken rule: none of them is added"
+    listed = await kernel.execute("%goat allow")
+    assert "Allowed for this session: nothing yet" in listed.stdout
+    added = await kernel.execute('%goat allow "Bash(echo by-command > cmd.txt)"')
+    assert "Allowed for this session: Bash(echo by-command > cmd.txt)" in added.stdout
+    # The rule lets its command run unasked; another command still asks, and is denied here.
+    async def deny_the_other() -> None:
+        prompt = await kernel.wait_widget("ButtonModel", description="Deny")
+        assert (workspace / "cmd.txt").read_text() == "by-command\n", "the allowed one ran unasked"
+        kernel.click(prompt)
+
+    result = await run_acting(kernel, "%%goat\n[allow-cmd] write", deny_the_other)
+    assert result.status == "ok", result.error
+    assert not (workspace / "other.txt").exists()
+    results = tool_results(server, "[allow-cmd]")
+    assert not results[0].startswith("Error") and results[1].startswith("Error: ")

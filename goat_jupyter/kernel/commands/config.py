@@ -7,6 +7,7 @@ from goat_jupyter.config.keys import apply_keys, key_store_path
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.config.overrides import overrides
 from goat_jupyter.kernel.runtime import GoatRuntime
+from goat_jupyter.permissions.engine import invalid_rules
 
 
 def autoload_command(goat: GoatRuntime, args: list[str]) -> None:
@@ -44,3 +45,19 @@ def managed_status(notes: list[str]) -> str:
     lines = [f"managed by {policy.reason}:", *(f"  {line}" for line in policy.describe())]
     lines += [f"  refused: {note}" for note in notes]
     return "\n".join(lines)
+
+
+def allow_command(goat: GoatRuntime, rules: list[str]) -> None:
+    """`%goat allow RULE ...`: allow matching calls for this session, as "Allow for session" does."""
+    saved = goat.session.session_rules
+    if not rules:
+        print(f"Allowed for this session: {', '.join(saved) or 'nothing yet'}")
+        return
+    if problems := invalid_rules(rules):
+        print("Nothing was allowed: " + "; ".join(problems))
+        return
+    saved.extend(rule for rule in dict.fromkeys(rules) if rule not in saved)
+    print(
+        f"Allowed for this session: {', '.join(rules)}. Deny and ask rules, protected files and "
+        "managed settings still apply; %goat reset or a kernel restart ends it."
+    )

@@ -13,6 +13,7 @@ from goat_jupyter.agent.styles import OUTPUT_STYLES, OutputStyle
 from goat_jupyter.config.sources import describe_sources
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.kernel.commands.config import (
+    allow_command,
     autoload_command,
     managed_status,
     print_overrides,
@@ -43,6 +44,7 @@ HELP = f"""%goat commands:
   %goat style [STYLE]          show or set the output style: default, explain, tutor (hints, not answers)
   %goat trust [--show]         trust this folder's project settings (servers, hooks, allow rules, mode)
   %goat trust --revoke         stop trusting them
+  %goat allow [RULE ...]       allow calls matching these rules for this session (quote each rule)
   %goat help                   this help
 %%goat [options]               run the cell body as a prompt; options:
   --model M, -m M              the model for this cell (litellm name, e.g. openai/gpt-4o)
@@ -198,6 +200,10 @@ def _style(goat: GoatRuntime, args: list[str]) -> None:
     print(f"output style: {settings.output_style} (one of {', '.join(OUTPUT_STYLES)})")
 
 
+def _allow(goat: GoatRuntime, args: list[str]) -> None:
+    allow_command(goat, args)
+
+
 def _help(goat: GoatRuntime, args: list[str]) -> None:
     print(HELP)
 
@@ -213,6 +219,7 @@ _COMMANDS: dict[str, Callable[[GoatRuntime, list[str]], None]] = {
     "context": _context,
     "compact": _compact,
     "style": _style,
+    "allow": _allow,
     "autoload": autoload_command,
     "trust": trust_command,
     "help": _help,

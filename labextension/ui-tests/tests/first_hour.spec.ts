@@ -8,6 +8,7 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import {
   expectButton,
   expectText,
+  isDirty,
   KERNEL_READY_MS,
   openNotebook,
   outputOf,
@@ -190,4 +191,52 @@ test('the cell RunCell asks to run is read-only until the user decides', async (
   await allowOnce.click();
   await expectText(output, 'The cell printed 42.');
   expect((await state()).readOnly).toBe(false);
+});
+
+test('opening a notebook with goat cells, badges and old prompts leaves it unmodified', async ({
+  page,
+  tmpPath
+}) => {
+  const prompt = {
+    output_type: 'display_data',
+    data: {
+      'application/vnd.jupyter.widget-view+json': { model_id: 'gone', version_major: 2, version_minor: 1 },
+      'text/html': '<div>goat asks permission for Bash: ls</div>',
+      'text/plain': 'goat asks permission for Bash: ls'
+    },
+    metadata: { goat: { widget: 'prompt', model: 'gone' } }
+  };
+  const content = {
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: {
+      kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' },
+      language_info: { name: 'python' }
+    },
+    cells: [
+      { id: 'goat', cell_type: 'code', metadata: {}, execution_count: 3, outputs: [prompt], source: '%%goat\nLook.' },
+      {
+        id: 'made',
+        cell_type: 'code',
+        metadata: { goat: { model: 'openai/replay', by: 'goat', source_cell: 'goat', prompt: 'Look.' } },
+        execution_count: 4,
+        outputs: [],
+        source: 'x = 1'
+      },
+      { id: 'text', cell_type: 'markdown', metadata: {}, source: '# Notes' }
+    ]
+  };
+  const response = await page.request.put(`/api/contents/${tmpPath}/clean.ipynb`, {
+    data: { type: 'notebook', format: 'json', content }
+  });
+  expect(response.ok()).toBe(true);
+  await openNotebook(page, `${tmpPath}/clean.ipynb`);
+  await page.waitForTimeout(1500); // decorations, the kernel's language info, stale markers
+  expect(await isDirty(page)).toBe(false);
+  // A real edit still counts.
+  await page.evaluate(() => {
+    const panel = (window as any).jupyterapp.shell.currentWidget;
+    panel.content.model.cells.get(2).sharedModel.setSource('# Notes, edited');
+  });
+  await expect.poll(() => isDirty(page)).toBe(true);
 });

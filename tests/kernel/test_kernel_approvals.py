@@ -385,6 +385,7 @@ async def test_goat_allow_allows_for_this_session_only_what_it_names(
     assert "Allowed for this session: nothing yet" in listed.stdout
     added = await kernel.execute('%goat allow "Bash(echo by-command > cmd.txt)"')
     assert "Allowed for this session: Bash(echo by-command > cmd.txt)" in added.stdout
+
     # The rule lets its command run unasked; another command still asks, and is denied here.
     async def deny_the_other() -> None:
         prompt = await kernel.wait_widget("ButtonModel", description="Deny")

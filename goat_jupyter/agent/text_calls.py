@@ -3,7 +3,7 @@
 A reply with no native tool call whose text holds exactly one well-formed call to an offered tool
 becomes that call. Accepted: a fenced ```json (or ```tool_call, or unlabelled) block, `<tool_call>`
 (or `<tools>`, `<function_call>`) tags, or the whole reply as one JSON object (outer braces doubled
-too); the shapes {"name", "arguments"} and {"tool",
+too); the shapes {"name", "arguments"}, {"function", "arguments"} and {"tool",
 "parameters"} (arguments as an object or a JSON string). Prose around the one call is allowed (a small
 model says what it is about to do). Anything ambiguous stays text: two calls, a call to a tool that is
 not offered, a tagged or JSON-labelled block that does not parse, arguments that are not an object.
@@ -25,7 +25,7 @@ _DECODER = json.JSONDecoder()
 # Qwen's template wraps the offered tools in <tools>; small models echo that tag around a call.
 _TAG = re.compile(r"<(tool_call|tools|function_call)>(.*?)</\1>", re.DOTALL)
 _STRICT_LABELS = ("json", "tool_call")
-_NAME_KEYS = ("name", "tool", "tool_name")
+_NAME_KEYS = ("name", "tool", "tool_name", "function")
 _ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")
 
 

@@ -64,6 +64,7 @@ async def test_a_fenced_json_call_runs_the_tool_and_the_model_is_told_the_format
         lambda p: "<tools>\n" + json.dumps(write_call(p)) + "\n</tools>",  # Qwen echoing its template
         lambda p: "{" + json.dumps(write_call(p)) + "}",  # doubled outer braces
         lambda p: "<tool_call>{" + json.dumps(write_call(p)) + "}</tool_call>",
+        lambda p: fenced({"function": "Write", "arguments": write_call(p)["arguments"]}),
     ],
     ids=[
         "tags",
@@ -74,6 +75,7 @@ async def test_a_fenced_json_call_runs_the_tool_and_the_model_is_told_the_format
         "tools-tag",
         "doubled-braces",
         "doubled-braces-in-tags",
+        "function-arguments",  # Qwen2.5-Coder 1.5B wrote this one in the task suite
     ],
 )
 async def test_every_common_shape_runs(tmp_path: Path, shape: Any) -> None:
@@ -93,6 +95,8 @@ def ambiguous_replies(target: Path) -> list[str]:
         "<tool_call>" + json.dumps({"answer": 42}) + "</tool_call>",  # a tag without a call
         fenced(call) + "\n<tool_call>oops</tool_call>",  # one good call beside a broken tag
         fenced({"name": "Write", "arguments": [1, 2]}),  # arguments not an object
+        fenced({"name": "Write", "function": "Bash", "arguments": {}}),  # two names, another spelling
+        fenced({"type": "function", "function": {"name": "Write"}, "arguments": {}}),  # name not a string
         fenced({"name": "Write", "arguments": "{not json"}),
         fenced({"name": "Write", "tool": "Bash", "arguments": {}}),  # two names
         fenced({**call, "note": "extra field"}),  # not a call shape: data

@@ -22,6 +22,7 @@ from goat_jupyter.kernel.replay_run import (
     must_replay,
     recording_of,
     replaying,
+    run_start,
     show_recording,
 )
 from goat_jupyter.kernel.runtime import GoatRuntime, RunOptions
@@ -142,12 +143,14 @@ async def run_cell(line: str, body: str, renderer: Renderer | None = None) -> No
     model = options.model or settings.model
     attach_interaction(goat, renderer)
     shown = f"{recording.model or 'model'} · replayed" if recording else model
+    if recording is not None and isinstance(renderer, CellRenderer):
+        renderer.text_mark = f"↻ replayed from {recording.model or 'a recording'}"
     renderer.start(
         prompt, model=shown, mode=options.mode or settings.permission_mode, style=settings.output_style
     )
     counter = _TurnCounter(renderer.handle)
     tap = RunTap(counter, str(goat.session.cwd))
-    first = 0 if options.new else len(goat.session.messages)
+    start = run_start(goat, options.new)
     try:
         with live.running(get_ipython()):  # a tab that reloads now can pick the run up again
             await check_folder_trust(goat, renderer)  # before anything of the project's can apply
@@ -161,7 +164,7 @@ async def run_cell(line: str, body: str, renderer: Renderer | None = None) -> No
         renderer.close()
         return
     renderer.close()
-    _keep_recording(recording or recording_of(goat, model, prompt, first, tap))
+    _keep_recording(recording or recording_of(goat, model, prompt, start, tap))
     if tap.departure is not None:
         raise ReplayStoppedError(tap.departure)
 

@@ -98,12 +98,12 @@ class RunTap:
     results: dict[str, CallResult] = field(default_factory=lambda: dict[str, CallResult]())
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, ToolFinished) and event.agent_id is None:
+        if isinstance(event, ToolFinished):
             # The folder is left out of the digest: a notebook replays the same in another folder.
             content = event.output.content.replace(self.workspace, "<workspace>")
             result = CallResult(ok=not event.output.is_error, digest=digest(content))
             self.results[event.call_id] = result
-            if self.source is not None:
+            if self.source is not None and event.agent_id is None:  # a subagent's steps are its own
                 self.source.check(event.call_id, result.ok, result.digest)
         self.sink(event)
 
@@ -126,12 +126,37 @@ def replaying(goat: GoatRuntime, recording: Recording) -> Generator[RecordingSou
         server.stop()
 
 
-def recording_of(goat: GoatRuntime, model: str, prompt: str, first: int, tap: RunTap) -> Recording | None:
-    """The recording of the run that added the session's messages from `first` on (None if compacted)."""
+@dataclass(frozen=True)
+class RunStart:
+    """Where a run starts: the session's message count and the subagents that existed already."""
+
+    first: int
+    agents: frozenset[str]
+    runner: object  # a new session brings a new runner, whose ids start again at 1
+
+
+def run_start(goat: GoatRuntime, new: bool) -> RunStart:
+    runner = goat.services.subagents
+    return RunStart(0 if new else len(goat.session.messages), frozenset(_subagents(goat)), runner)
+
+
+def _subagents(goat: GoatRuntime) -> dict[str, list[dict[str, Any]]]:
+    """Each subagent's id and messages, in the order they started."""
+    runner: Any = goat.services.subagents
+    agents: dict[str, Any] = getattr(runner, "agents", None) or {}
+    return {agent_id: list(agent.session.messages) for agent_id, agent in agents.items()}
+
+
+def recording_of(
+    goat: GoatRuntime, model: str, prompt: str, start: RunStart, tap: RunTap
+) -> Recording | None:
+    """The recording of the run that added the session's messages from `start` on (None if compacted)."""
     messages = goat.session.messages
-    if len(messages) < first:
+    if len(messages) < start.first:
         return None
-    return record(model, prompt, messages[first:], tap.results)
+    old = start.agents if goat.services.subagents is start.runner else frozenset[str]()
+    agents = [history for agent_id, history in _subagents(goat).items() if agent_id not in old]
+    return record(model, prompt, messages[start.first :], tap.results, agents)
 
 
 def show_recording(recording: Recording) -> str | None:

@@ -19,10 +19,13 @@ RECORDING is (unknown fields are ignored, never obeyed)::
          "tool_calls": [{"name": "Write", "arguments": {"file_path": "a.txt", "content": "hi"},
                          "ok": true, "digest": "3f0a6c2e91b4d7aa"}]},
         {"text": "Done."}
-      ]
+      ],
+      "agents": [{"prompt": "Find the CSV files", "turns": [...]}]   # subagents, in the order they started
     }
 
-One turn per model answer of the top-level agent (subagents are not recorded). ``ok`` says whether
+One turn per model answer of the top-level agent; each subagent's answers under ``agents``, keyed by
+the prompt it was given (a replayed request that offers no Agent tool and holds that prompt in a user
+message is that subagent's). ``ok`` says whether
 the tool call succeeded and ``digest`` is the first 16 hex digits of the SHA-256 of the result text the
 model read; no tool output, image or key is stored (texts and arguments pass through
 `goat_jupyter.config.secrets.redact`). A recording over MAX_RECORDING_BYTES is not kept.
@@ -73,11 +76,17 @@ class RecordedTurn(_Lenient):
     tool_calls: list[RecordedCall] = Field(default_factory=lambda: list[RecordedCall]())
 
 
+class RecordedAgent(_Lenient):
+    prompt: str = ""
+    turns: list[RecordedTurn] = Field(default_factory=lambda: list[RecordedTurn]())
+
+
 class Recording(_Lenient):
     version: int = RECORDING_VERSION
     model: str = ""
     prompt: str = ""
     turns: list[RecordedTurn] = Field(default_factory=lambda: list[RecordedTurn]())
+    agents: list[RecordedAgent] = Field(default_factory=lambda: list[RecordedAgent]())
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_defaults=True) | {"version": self.version}
@@ -119,11 +128,27 @@ class CallResult:
 
 
 def record(
-    model: str, prompt: str, messages: list[dict[str, Any]], results: dict[str, CallResult]
+    model: str,
+    prompt: str,
+    messages: list[dict[str, Any]],
+    results: dict[str, CallResult],
+    agents: list[list[dict[str, Any]]] | None = None,
 ) -> Recording:
-    """The recording of a run from the assistant messages it added and its calls' results by call id."""
-    turns = [_turn(m, results) for m in messages if m.get("role") == "assistant"]
-    return Recording(model=model, prompt=prompt, turns=turns)
+    """The recording of a run from the messages it added (and each subagent's) and its calls' results."""
+    recorded = [_agent(history, results) for history in agents or []]
+    return Recording(
+        model=model, prompt=prompt, turns=_turns(messages, results), agents=[a for a in recorded if a.prompt]
+    )
+
+
+def _turns(messages: list[dict[str, Any]], results: dict[str, CallResult]) -> list[RecordedTurn]:
+    return [_turn(m, results) for m in messages if m.get("role") == "assistant"]
+
+
+def _agent(messages: list[dict[str, Any]], results: dict[str, CallResult]) -> RecordedAgent:
+    first = next((m.get("content") for m in messages if m.get("role") == "user"), None)
+    prompt = redact(first) if isinstance(first, str) else ""
+    return RecordedAgent(prompt=prompt, turns=_turns(messages, results))
 
 
 def _turn(message: dict[str, Any], results: dict[str, CallResult]) -> RecordedTurn:
@@ -156,17 +181,37 @@ def _items(value: object) -> list[object]:
     return cast(list[object], value) if isinstance(value, list) else []
 
 
-def call_id(turn: int, position: int) -> str:
-    return f"call_goatrec_{turn}_{position}"
+def call_id(turn: int, position: int, agent: int | None = None) -> str:
+    prefix = "call_goatrec_" if agent is None else f"call_goatrec_a{agent}_"
+    return f"{prefix}{turn}_{position}"
+
+
+def _cassette_turn(turn: RecordedTurn, index: int, agent: int | None = None) -> ResponseTurn:
+    calls = [
+        ToolCallSpec(id=call_id(index, n, agent), name=c.name, arguments=c.arguments)
+        for n, c in enumerate(turn.tool_calls)
+    ]
+    return ResponseTurn(text=turn.text, tool_calls=calls)
+
+
+def _user_texts(request: dict[str, Any]) -> list[str]:
+    messages = _items(request.get("messages"))
+    return [str(m.get("content")) for m in map(_mapping, messages) if m.get("role") == "user"]
+
+
+def _offers_agent_tool(request: dict[str, Any]) -> bool:
+    tools = [_mapping(_mapping(tool).get("function")) for tool in _items(request.get("tools"))]
+    return any(tool.get("name") == "Agent" for tool in tools)
 
 
 class RecordingSource:
-    """A TurnSource for the replay server: the recording's turns in order, and after a departure an
-    empty final answer so the agent stops at once."""
+    """A TurnSource for the replay server: the recording's turns in order (a subagent's request gets
+    its own agent's), and after a departure an empty final answer so every agent stops at once."""
 
     def __init__(self, recording: Recording) -> None:
         self.recording = recording
         self._next = 0
+        self._agent_next = [0] * len(recording.agents)
         self._lock = threading.Lock()
         self.departure: str | None = None
 
@@ -176,23 +221,41 @@ class RecordingSource:
 
     @property
     def remaining(self) -> list[AnyTurn]:
-        return [self._cassette_turn(i) for i in range(self._next, len(self.recording.turns))]
+        turns = self.recording.turns
+        return [_cassette_turn(turns[i], i) for i in range(self._next, len(turns))]
 
     def pick(self, request: dict[str, Any]) -> PickedTurn:
         with self._lock:
+            agent = self._agent_of(request)
+            if agent is not None:
+                return self._pick_agent(agent)
             index = self._next
             if self.departure is not None or index >= len(self.recording.turns):
                 return PickedTurn(ResponseTurn(text=""), len(self.recording.turns))
             self._next += 1
-        return PickedTurn(self._cassette_turn(index), index)
+        return PickedTurn(_cassette_turn(self.recording.turns[index], index), index)
 
-    def _cassette_turn(self, index: int) -> ResponseTurn:
-        turn = self.recording.turns[index]
-        calls = [
-            ToolCallSpec(id=call_id(index, n), name=c.name, arguments=c.arguments)
-            for n, c in enumerate(turn.tool_calls)
+    def _agent_of(self, request: dict[str, Any]) -> int | None:
+        """The recorded subagent this request comes from: the first whose prompt it holds and whose
+        turns are not all played (subagents never offer the Agent tool; the top level does)."""
+        if not self.recording.agents or _offers_agent_tool(request):
+            return None
+        texts = _user_texts(request)
+        matching = [
+            index
+            for index, agent in enumerate(self.recording.agents)
+            if agent.prompt and any(agent.prompt in text for text in texts)
         ]
-        return ResponseTurn(text=turn.text, tool_calls=calls)
+        playing = [i for i in matching if self._agent_next[i] < len(self.recording.agents[i].turns)]
+        return (playing or matching or [None])[0]
+
+    def _pick_agent(self, agent: int) -> PickedTurn:
+        turns = self.recording.agents[agent].turns
+        index = self._agent_next[agent]
+        if self.departure is not None or index >= len(turns):
+            return PickedTurn(ResponseTurn(text=""), len(turns))
+        self._agent_next[agent] += 1
+        return PickedTurn(_cassette_turn(turns[index], index, agent), index)
 
     def expected(self, tool_call_id: str) -> tuple[str, RecordedCall] | None:
         """The step (`turn 2, call 1 (Read)`) and recorded call a replayed call id stands for."""

@@ -10,6 +10,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from html import escape
 from typing import Any, Protocol, cast
 
 from goat_jupyter.tools.events import (
@@ -125,8 +126,9 @@ class _StaticBlock(_Block):
 
 
 class _TextBlock(_Block):
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, mark: str = "") -> None:
         self._parts = [text]  # joined only when drawn: deltas arrive far more often than updates
+        self._mark = mark  # a small line above the text (a replayed answer says so), not in text/plain
 
     def append(self, text: str) -> None:
         self._parts.append(text)
@@ -141,7 +143,8 @@ class _TextBlock(_Block):
     def bundle(self, now: float) -> MimeBundle:
         text = "".join(self._parts)
         self._parts = [text]
-        return {"text/markdown": safe_markdown(text), "text/plain": text}
+        mark = f"<sub>{escape(self._mark)}</sub>\n\n" if self._mark else ""
+        return {"text/markdown": mark + safe_markdown(text), "text/plain": text}
 
 
 class _CardBlock(_Block):
@@ -248,6 +251,7 @@ class CellRenderer:
         self._sub_usage = SubagentUsage()
         self._activity = "Working"  # the status line's first words
         self._begun = False
+        self.text_mark = ""  # shown small above each answer text (e.g. "↻ replayed · gpt-4o")
 
     def begin(self, activity: str = "Starting") -> None:
         """The live status line at once, before anything else is known (the first run imports for seconds)."""
@@ -373,7 +377,7 @@ class CellRenderer:
             self._held_space = held
             return
         self._held_space = ""
-        self._text = _TextBlock(held.lstrip("\n"))
+        self._text = _TextBlock(held.lstrip("\n"), self.text_mark)
         self._attempt_chars += len(held.lstrip("\n"))
         self._texts.append(self._text)
         self._add(self._text)

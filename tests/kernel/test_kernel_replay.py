@@ -11,7 +11,7 @@ import pytest
 
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.replay.recording import RECORDING_MIME, RecordedTurn, Recording, recording_bundle
-from tests.agent_helpers import text_turn
+from tests.agent_helpers import text_turn, tool_turn
 from tests.kernel_harness import CellResult, KernelSession, replay_kernel_env
 
 pytestmark = pytest.mark.timeout(300)
@@ -47,6 +47,9 @@ async def test_a_recorded_prompt_replays_without_asking_the_model(
     result = await kernel.execute("%%goat\nsay hi", timeout=90)
     assert result.status == "ok", result.error
     assert "Hi from the recording." in shown(result) and "gpt-orig · replayed" in shown(result)
+    # Each replayed answer says so, small, above its text; the text itself (and the transcript) is unchanged.
+    assert "<sub>↻ replayed from gpt-orig</sub>" in result.text("text/markdown")
+    assert "replayed from" not in result.text("text/plain")
     assert server.requests == []
     kept = [m for m in result.of_type("display_data") if RECORDING_MIME in m["content"]["data"]]
     assert [m["content"]["data"][RECORDING_MIME]["prompt"] for m in kept] == ["say hi"]
@@ -71,3 +74,41 @@ async def test_replay_without_a_recording_asks_nothing(rig: tuple[KernelSession,
     both = await kernel.execute("%%goat --replay --fresh\nsay hi", timeout=90)
     assert "not allowed with argument" in both.stdout
     assert server.requests == []
+
+
+SUB_PROMPT = "[sub] write sub.txt"
+AGENT_TURNS = [
+    tool_turn(
+        "Agent",
+        {"description": "write the file", "prompt": SUB_PROMPT, "subagent_type": "general-purpose"},
+        match="[top]",
+    ),
+    tool_turn("Write", {"file_path": "sub.txt", "content": "from the subagent\n"}, match="[sub]"),
+    text_turn("The subagent wrote sub.txt.", match="[sub]"),
+    text_turn("Done: the subagent wrote it.", match="[top]"),
+]
+
+
+async def test_a_run_with_a_subagent_replays_the_subagent_too(tmp_path: Path) -> None:
+    """The subagent's own answers are recorded with the cell and replayed to the subagent (not to the
+    top level): the file it wrote is written again and the cell says the same, with no model."""
+    with ReplayServer(AGENT_TURNS) as server:
+        env = replay_kernel_env(tmp_path / "home", server.url)
+        async with KernelSession(tmp_path, env) as kernel:
+            assert (await kernel.execute("%load_ext goat_jupyter")).status == "ok"
+            first = await kernel.execute("%%goat\n[top] delegate it", timeout=120)
+            assert first.status == "ok", first.error
+            asked = len(server.requests)
+            (tmp_path / "sub.txt").unlink()
+            [kept] = [m for m in first.of_type("display_data") if RECORDING_MIME in m["content"]["data"]]
+            recording = kept["content"]["data"][RECORDING_MIME]
+            assert [agent["prompt"] for agent in recording["agents"]] == [SUB_PROMPT]
+            cell = nbformat.v4.new_code_cell("%%goat\n[top] delegate it")  # pyright: ignore[reportUnknownMemberType]
+            cell.outputs = [nbformat.v4.new_output("display_data", kept["content"]["data"])]  # pyright: ignore[reportUnknownMemberType]
+            nbformat.write(nbformat.v4.new_notebook(cells=[cell]), tmp_path / "made.ipynb")  # pyright: ignore[reportUnknownMemberType]
+            assert (await kernel.execute("%goat reset")).status == "ok"
+            again = await kernel.execute("%%goat\n[top] delegate it", timeout=120)
+            assert again.status == "ok", again.error
+            assert len(server.requests) == asked, "the replay asked no model"
+            assert (tmp_path / "sub.txt").read_text() == "from the subagent\n"
+            assert "Done: the subagent wrote it." in shown(again) and "replayed" in shown(again)

@@ -131,3 +131,33 @@ def test_success_that_changes_departs_for_any_tool(ok: bool, words: str) -> None
     source = RecordingSource(record("m", "p", MESSAGES, results))
     line = source.check(call_id(0, 1), ok=ok, result_digest=digest("y"))
     assert line is not None and "step 1.2 (Bash)" in line and words in line
+
+
+def agent_request(prompt: str, *, offers_agent: bool = False) -> dict[str, Any]:
+    tools = [{"type": "function", "function": {"name": "Agent" if offers_agent else "Read"}}]
+    return {
+        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": prompt}],
+        "tools": tools,
+    }
+
+
+def test_a_subagents_requests_get_its_own_turns_and_never_the_top_levels() -> None:
+    sub = [{"role": "user", "content": "find csv"}, assistant("Found one.")]
+    recording = record("m", "go", MESSAGES, RESULTS, agents=[sub])
+    assert [a.prompt for a in recording.agents] == ["find csv"]
+    source = RecordingSource(Recording.model_validate(recording.to_json()))
+    assert source.pick(agent_request("find csv")).turn == ResponseTurn(text="Found one.")
+    # Played out: the subagent gets an empty answer, not the top level's next turn.
+    assert source.pick(agent_request("find csv")).turn == ResponseTurn(text="")
+    # The top level offers the Agent tool, so its request is the top level's even when it quotes the prompt.
+    top = source.pick(agent_request("go; find csv", offers_agent=True)).turn
+    assert isinstance(top, ResponseTurn) and [c.name for c in top.tool_calls] == ["Read", "Bash"]
+    # A request that matches no recorded subagent is the top level's.
+    second = source.pick(agent_request("something else")).turn
+    assert isinstance(second, ResponseTurn) and second.text.startswith("Done")
+
+
+def test_a_recorded_subagent_prompt_is_redacted_and_an_empty_one_dropped() -> None:
+    sub = [{"role": "user", "content": f"use {KEY}"}, assistant("ok")]
+    recording = record("m", "go", MESSAGES, RESULTS, agents=[sub, [assistant("no prompt")]])
+    assert len(recording.agents) == 1 and KEY not in json.dumps(recording.to_json())

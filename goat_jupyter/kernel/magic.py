@@ -16,19 +16,24 @@ from goat_jupyter.kernel import commands, live
 from goat_jupyter.kernel.checkpoint_run import run_scope
 from goat_jupyter.kernel.commands.trust import check_folder_trust
 from goat_jupyter.kernel.replay_run import (
+    Chosen,
+    Departed,
     ReplayStoppedError,
     RunTap,
     choose_recording,
+    departed_run,
     must_replay,
+    note_departure,
     recording_of,
     replaying,
+    resume_prompt,
     run_start,
     show_recording,
 )
 from goat_jupyter.kernel.runtime import GoatRuntime, RunOptions
 from goat_jupyter.replay.recording import Recording
 from goat_jupyter.settings import PERMISSION_MODES
-from goat_jupyter.tools.events import Event, EventSink, RunFinished
+from goat_jupyter.tools.events import Event, EventSink, Notice, RunFinished
 from goat_jupyter.ui import CellRenderer, Renderer, comm_idle, make_renderer
 
 _runtime: GoatRuntime | None = None
@@ -118,44 +123,69 @@ def runtime() -> GoatRuntime:
 async def run_cell(line: str, body: str, renderer: Renderer | None = None) -> None:
     """What a %%goat cell awaits (see `extension.transform_goat_cell`); `renderer` may be live already."""
     renderer = renderer or make_renderer("auto")
-    try:
-        options = parse_cell_options(line)
-    except OptionError as exc:
+    ready = _ready(line, body)
+    if isinstance(ready, str):
         renderer.close()
-        print(exc)
+        print(ready)
         return
-    prompt = body.strip()
-    if not prompt:
-        renderer.close()
-        print("%%goat: write your request in the cell below the %%goat line.")
-        return
-    goat = runtime()
-    if refused := goat.refused_by_policy(options):
-        renderer.close()
-        print(refused)
-        return
-    recording = choose_recording(goat, prompt, options)
-    if recording is None and must_replay(goat, options):
+    goat, options, prompt = ready
+    departed = departed_run(goat, prompt, options)
+    chosen = None if departed else await choose_recording(goat, prompt, options, _cell_id())
+    if chosen is None and departed is None and must_replay(goat, options):
         renderer.close()
         print("%%goat: this cell holds no recording to replay; run it with --fresh to ask the model.")
         return
+    await _run_shown(goat, prompt, options, renderer, chosen, departed)
+
+
+def _ready(line: str, body: str) -> tuple[GoatRuntime, RunOptions, str] | str:
+    """The runtime, options and prompt of the cell, or the one line that says why it cannot run."""
+    try:
+        options = parse_cell_options(line)
+    except OptionError as exc:
+        return str(exc)
+    prompt = body.strip()
+    if not prompt:
+        return "%%goat: write your request in the cell below the %%goat line."
+    goat = runtime()
+    refused = goat.refused_by_policy(options)
+    return refused if refused else (goat, options, prompt)
+
+
+def _cell_id() -> str | None:
+    kernel = comm_idle.current_kernel()
+    try:
+        cell_id: Any = kernel.get_parent("shell")["metadata"].get("cellId") if kernel else None
+    except Exception:  # no execute request behind this code
+        return None
+    return cell_id if isinstance(cell_id, str) else None
+
+
+async def _run_shown(
+    goat: GoatRuntime,
+    prompt: str,
+    options: RunOptions,
+    renderer: Renderer,
+    chosen: Chosen | None,
+    departed: Departed | None,
+) -> None:
+    """Run the cell's prompt (or replay its recording, or go on from a stopped replay) in the cell."""
     settings = goat.session.settings
     model = options.model or settings.model
+    recording = chosen.recording if chosen else None
     attach_interaction(goat, renderer)
-    shown = f"{recording.model or 'model'} · replayed" if recording else model
-    if recording is not None and isinstance(renderer, CellRenderer):
-        renderer.text_mark = f"↻ replayed from {recording.model or 'a recording'}"
-    renderer.start(
-        prompt, model=shown, mode=options.mode or settings.permission_mode, style=settings.output_style
-    )
+    _start_header(renderer, prompt, options, goat, recording)
     counter = _TurnCounter(renderer.handle)
     tap = RunTap(counter, str(goat.session.cwd))
-    start = run_start(goat, options.new)
+    start = departed.start if departed else run_start(goat, options.new)
+    if chosen and chosen.note:
+        renderer.handle(Notice(chosen.note, "info"))
+    asked = resume_prompt(goat, departed, tap) if departed else prompt
     try:
         with live.running(get_ipython()):  # a tab that reloads now can pick the run up again
             await check_folder_trust(goat, renderer)  # before anything of the project's can apply
             async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state
-                await _run(goat, prompt, options, tap, recording)
+                await _run(goat, asked, options, tap, recording)
     except asyncio.CancelledError:
         renderer.close()
         raise GoatInterruptedError(counter.turns) from None
@@ -165,8 +195,22 @@ async def run_cell(line: str, body: str, renderer: Renderer | None = None) -> No
         return
     renderer.close()
     _keep_recording(recording or recording_of(goat, model, prompt, start, tap))
+    note_departure(goat, prompt, start, tap)
     if tap.departure is not None:
         raise ReplayStoppedError(tap.departure)
+
+
+def _start_header(
+    renderer: Renderer, prompt: str, options: RunOptions, goat: GoatRuntime, recording: Recording | None
+) -> None:
+    settings = goat.session.settings
+    model = options.model or settings.model
+    shown = f"{recording.model or 'model'} · replayed" if recording else model
+    if recording is not None and isinstance(renderer, CellRenderer):
+        renderer.text_mark = f"↻ replayed from {recording.model or 'a recording'}"
+    renderer.start(
+        prompt, model=shown, mode=options.mode or settings.permission_mode, style=settings.output_style
+    )
 
 
 async def _run(

@@ -35,13 +35,52 @@ class ReplayStoppedError(Exception):
         return [f"\x1b[33m⊘ {self}\x1b[0m"]
 
 
-def choose_recording(goat: GoatRuntime, prompt: str, options: RunOptions) -> Recording | None:
-    """The recording this run replays, or None to ask the model (see README "Reproducible notebooks")."""
+@dataclass(frozen=True)
+class Chosen:
+    recording: Recording
+    note: str = ""  # why a recording of another prompt replays (shown in the cell)
+
+
+async def choose_recording(
+    goat: GoatRuntime, prompt: str, options: RunOptions, cell_id: str | None
+) -> Chosen | None:
+    """The recording this run replays, or None to ask the model (see README "Reproducible notebooks"):
+    one of this prompt; else, when replay is forced or no model key is set, the cell's own recording."""
     if options.fresh:
         return None
     if goat.session.settings.replay == "never" and not options.replay:
         return None
-    return find_recording(notebooks(goat), prompt)
+    paths = notebooks(goat)
+    found = find_recording(paths, prompt)
+    if found is not None:
+        return Chosen(found)
+    own = find_cell_recording(paths, cell_id)
+    if own is None:
+        return None
+    if must_replay(goat, options):
+        return Chosen(own, _changed_note(own, "replay is set to always"))
+    missing = await missing_keys(goat, options)
+    if goat.session.settings.replay == "auto" and missing:
+        return Chosen(own, _changed_note(own, f"no model key is set ({' or '.join(missing)})"))
+    return None
+
+
+def _changed_note(recording: Recording, why: str) -> str:
+    first = recording.prompt.splitlines()[0] if recording.prompt else ""
+    return (
+        f"This cell's prompt changed since it was recorded, and {why}: replaying the recording of "
+        f"“{first[:80]}”. Run the cell with --fresh to ask the model."
+    )
+
+
+async def missing_keys(goat: GoatRuntime, options: RunOptions) -> list[str]:
+    """The key variables the cell's model needs and the environment lacks (none for a local endpoint)."""
+    from goat_jupyter.agent.llm import litellm_module, llm_client_for
+    from goat_jupyter.agent.provider_errors import missing_key_variables
+
+    settings = goat.session.settings
+    client = llm_client_for(settings, options.model or settings.model)
+    return missing_key_variables(await litellm_module(), client.model, client.extra)
 
 
 def must_replay(goat: GoatRuntime, options: RunOptions) -> bool:
@@ -65,7 +104,23 @@ def find_recording(paths: list[Path], prompt: str) -> Recording | None:
     return None
 
 
+def find_cell_recording(paths: list[Path], cell_id: str | None) -> Recording | None:
+    """The recording kept in the outputs of the cell with this id (its prompt may have changed)."""
+    if not cell_id:
+        return None
+    for path in paths:
+        for owner, found in _cell_recordings(path):
+            if owner == cell_id:
+                return found
+    return None
+
+
 def _recordings(path: Path) -> Iterator[Recording]:
+    for _owner, found in _cell_recordings(path):
+        yield found
+
+
+def _cell_recordings(path: Path) -> Iterator[tuple[str, Recording]]:
     try:
         if path.stat().st_size > MAX_NOTEBOOK_BYTES:
             return
@@ -76,7 +131,7 @@ def _recordings(path: Path) -> Iterator[Recording]:
         for output in _list(_dict(cell).get("outputs")):
             found = parse_recording(_dict(_dict(output).get("data")).get(RECORDING_MIME))
             if found is not None:
-                yield found
+                yield str(_dict(cell).get("id") or ""), found
 
 
 def _dict(value: object) -> dict[str, Any]:
@@ -169,3 +224,53 @@ def show_recording(recording: Recording) -> str | None:
     data, metadata = bundle
     publish_display_data(data, metadata=metadata)
     return None
+
+
+@dataclass(frozen=True)
+class Departed:
+    """A replay that stopped at a step: `%%goat --fresh` on the same cell goes on from there."""
+
+    prompt: str
+    start: RunStart
+    results: dict[str, CallResult]
+    end: int  # the session's message count when it stopped: anything run since makes it stale
+    line: str
+    session: object
+
+
+def note_departure(goat: GoatRuntime, prompt: str, start: RunStart, tap: RunTap) -> None:
+    line = tap.departure
+    messages = goat.session.messages
+    goat.departed = (
+        None
+        if line is None
+        else Departed(prompt, start, dict(tap.results), len(messages), line, goat.session)
+    )
+
+
+def departed_run(goat: GoatRuntime, prompt: str, options: RunOptions) -> Departed | None:
+    """The stopped replay this `--fresh` run continues, if it is this cell's and nothing ran since."""
+    found = goat.departed
+    if not isinstance(found, Departed) or not options.fresh or options.new:
+        return None
+    same = found.prompt == prompt and found.session is goat.session
+    return found if same and len(goat.session.messages) == found.end else None
+
+
+def resume_prompt(goat: GoatRuntime, departed: Departed, tap: RunTap) -> str:
+    """The message that hands the stopped replay to the model (its empty last answer dropped)."""
+    messages = goat.session.messages
+    while (
+        messages
+        and messages[-1].get("role") == "assistant"
+        and not messages[-1].get("content")
+        and not messages[-1].get("tool_calls")
+    ):
+        messages.pop()
+    tap.results.update(departed.results)
+    where = departed.line.split(". Run the cell")[0]
+    return (
+        f"[Note from goat, not from the user] {where}. The steps above were replayed from a recording "
+        "of an earlier run and their results are real. Continue the request from that point with the "
+        "results you have now; do not repeat the steps that succeeded."
+    )

@@ -75,6 +75,7 @@ class GoatRuntime:
     stale: StaleReminder = field(default_factory=StaleReminder)
     trust_asked: set[str] = field(default_factory=lambda: set[str]())  # item keys asked about (folder trust)
     replay_client: LLMClient | None = None  # while a recording replays: every model call goes to it
+    departed: Any = None  # the replay that stopped last (kernel/replay_run.py Departed): --fresh goes on
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()

@@ -276,9 +276,7 @@ class RecordingSource:
         step, call = found
         difference = _difference(call, ok, result_digest)
         if difference is not None:
-            self.departure = (
-                f"Replay stopped at {step}: {difference}. Run the cell with --fresh to ask the model."
-            )
+            self.departure = f"Replay stopped at {step}: {difference}. Run the cell with --fresh to go on from there with the model."
         return self.departure
 
 

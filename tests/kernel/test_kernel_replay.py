@@ -112,3 +112,65 @@ async def test_a_run_with_a_subagent_replays_the_subagent_too(tmp_path: Path) ->
             assert len(server.requests) == asked, "the replay asked no model"
             assert (tmp_path / "sub.txt").read_text() == "from the subagent\n"
             assert "Done: the subagent wrote it." in shown(again) and "replayed" in shown(again)
+
+
+READ_TURNS = [
+    tool_turn("Read", {"file_path": "notes.txt"}, match="[read]"),
+    text_turn("It says A.", match="[read]"),
+    text_turn("Now it says B.", match="[Note from goat"),
+]
+
+
+def keep_recording_of(result: CellResult, prompt: str, path: Path) -> None:
+    [kept] = [m for m in result.of_type("display_data") if RECORDING_MIME in m["content"]["data"]]
+    cell = nbformat.v4.new_code_cell(f"%%goat\n{prompt}")  # pyright: ignore[reportUnknownMemberType]
+    cell.outputs = [nbformat.v4.new_output("display_data", kept["content"]["data"])]  # pyright: ignore[reportUnknownMemberType]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)  # pyright: ignore[reportUnknownMemberType]
+
+
+async def test_fresh_after_a_departure_goes_on_from_the_step_that_departed(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("A\n")
+    with ReplayServer(READ_TURNS) as server:
+        env = replay_kernel_env(tmp_path / "home", server.url)
+        async with KernelSession(tmp_path, env) as kernel:
+            assert (await kernel.execute("%load_ext goat_jupyter")).status == "ok"
+            recorded = await kernel.execute("%%goat\n[read] what does notes.txt say", timeout=120)
+            keep_recording_of(recorded, "[read] what does notes.txt say", tmp_path / "made.ipynb")
+            (tmp_path / "notes.txt").write_text("B\n")  # the recorded Read now reads something else
+            assert (await kernel.execute("%goat reset")).status == "ok"
+            stopped = await kernel.execute("%%goat\n[read] what does notes.txt say", timeout=120)
+            assert stopped.status == "error" and "Replay stopped at step 1.1 (Read)" in str(stopped.error)
+            assert "--fresh to go on from there" in str(stopped.error)
+            asked = len(server.requests)
+            fresh = await kernel.execute("%%goat --fresh\n[read] what does notes.txt say", timeout=120)
+            assert fresh.status == "ok", fresh.error
+            assert "Now it says B." in shown(fresh)
+            # One request, which holds the replayed Read and its new result: no restart from the prompt.
+            [request] = server.requests[asked:]
+            roles = [m["role"] for m in request["messages"] if m["role"] != "system"]
+            tool_results = [str(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+            assert roles.count("user") >= 2 and "B" in tool_results[-1]
+            assert "Replay stopped at step 1.1 (Read)" in str(request["messages"][-1]["content"])
+            # The new recording holds the whole run and replays cleanly on the changed file.
+            keep_recording_of(fresh, "[read] what does notes.txt say", tmp_path / "made.ipynb")
+            assert (await kernel.execute("%goat reset")).status == "ok"
+            again = await kernel.execute("%%goat\n[read] what does notes.txt say", timeout=120)
+            assert again.status == "ok", again.error
+            assert "Now it says B." in shown(again) and len(server.requests) == asked + 1
+
+
+async def test_auto_replays_a_changed_prompts_recording_only_when_no_key_is_set(
+    rig: tuple[KernelSession, ReplayServer], tmp_path: Path
+) -> None:
+    kernel, server = rig
+    cell_id = nbformat.read(tmp_path / "lesson.ipynb", 4).cells[0]["id"]  # pyright: ignore[reportUnknownMemberType]
+    changed = "%%goat\nsay hi, but louder"
+    with_key = await kernel.execute(changed, timeout=90, metadata={"cellId": cell_id})
+    assert "Hi from the model." in shown(with_key) and len(server.requests) == 1, "a key: the model answers"
+    assert (await kernel.execute('import os; os.environ.pop("OPENAI_API_KEY", None)')).status == "ok"
+    no_key = await kernel.execute(changed, timeout=90, metadata={"cellId": cell_id})
+    assert no_key.status == "ok", no_key.error
+    assert "Hi from the recording." in shown(no_key) and len(server.requests) == 1
+    assert "prompt changed since it was recorded" in shown(no_key) and "OPENAI_API_KEY" in shown(no_key)
+    other = await kernel.execute(changed, timeout=90, metadata={"cellId": "another-cell"})
+    assert "Hi from the recording." not in shown(other), "only the cell's own recording stands in"

@@ -85,7 +85,8 @@ def all_output_text(notebook: nbformat.NotebookNode) -> str:
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_example_runs_offline(name: str, tmp_path: Path) -> None:
     workdir = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, workdir, ignore=shutil.ignore_patterns(".goat/sessions", "*.py"))
+    # As `cp -r examples/*` copies it: no hidden files, so no project settings can allow anything.
+    shutil.copytree(EXAMPLES, workdir, ignore=shutil.ignore_patterns(".*", "*.py"))
     out = tmp_path / "out.ipynb"
     run = subprocess.run(
         [

@@ -22,6 +22,10 @@ import {
 
 test.describe.configure({ timeout: 240_000 });
 
+// Node's process (no @types/node in ui-tests); scripts/screenshots sets the folder.
+declare const process: { env: Record<string, string | undefined> };
+const SHOTS = process.env.GOAT_SCREENSHOTS_DIR;
+
 const TURNS: Turn[] = [
   { match: '[reload]', text: '', tool_calls: [{ name: 'Bash', arguments: { command: 'echo after-reload > reloaded.txt' } }] },
   {
@@ -64,6 +68,9 @@ test('an approval open during a browser reload can still be answered', async ({ 
   const goat = await outputOf(page, 'goat');
   const allow = await expectButton(goat, 'Allow once');
   await expect(goat).toContainText('echo after-reload > reloaded.txt');
+  if (SHOTS) {
+    await goat.screenshot({ path: `${SHOTS}/approval-after-reload.png` });
+  }
   expect(await getContents(page, `${tmpPath}/reloaded.txt`)).toBeNull();
   await allow.click();
   await expect(goat).toContainText('Allowed once by');

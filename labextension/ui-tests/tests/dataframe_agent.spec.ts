@@ -32,8 +32,6 @@ const path = require('path');
 
 const EXAMPLES = path.resolve(__dirname, '..', '..', '..', 'examples');
 const EXAMPLE_FILES = (name: string) => [`${name}.ipynb`, `cassettes/${name}.json`, 'data/sales.csv'];
-// The contents API refuses hidden folders: the kernel writes .goat/settings.json (PREPARE).
-const SETTINGS = fs.readFileSync(path.join(EXAMPLES, '.goat', 'settings.json'), 'utf-8');
 
 test.describe.configure({ timeout: 240_000 });
 const FEEDBACK = "format the best month's revenue like the totals";
@@ -69,12 +67,10 @@ async function kernelRun(page: IJupyterLabPageFixture, code: string): Promise<st
   }, code);
 }
 
-// Before the setup cell: no provider key (the cassette plays), no user settings, the example's
-// workspace settings, a request log.
+// Before the setup cell: no provider key (the cassette plays), no user settings, a request log. The
+// example needs no project settings: its setup cell allows what the demo does (%goat allow).
 const PREPARE = [
   'import os',
-  'os.makedirs(".goat", exist_ok=True)',
-  `open(".goat/settings.json", "w").write(${JSON.stringify(SETTINGS)})`,
   'from goat_jupyter.replay.offline import PROVIDER_KEYS',
   'for key in PROVIDER_KEYS: os.environ.pop(key, None)',
   'os.environ["GOAT_HOME"] = os.path.abspath("goat-home")',

@@ -14,8 +14,6 @@ from goat_jupyter.tools.config import ConfigTool
 from goat_jupyter.tools.delete import DeleteTool
 from goat_jupyter.tools.edit import EditTool
 from goat_jupyter.tools.exit_plan_mode import ExitPlanModeTool
-from goat_jupyter.tools.glob import GlobTool
-from goat_jupyter.tools.grep import GrepTool
 from goat_jupyter.tools.kernel_inspect import KernelInspectTool
 from goat_jupyter.tools.list_mcp_resources import ListMcpResourcesTool
 from goat_jupyter.tools.ls import LSTool
@@ -26,6 +24,8 @@ from goat_jupyter.tools.read_mcp_resource import ReadMcpResourceTool
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.run_cell import RunCellTool
 from goat_jupyter.tools.run_code import RunCodeTool
+from goat_jupyter.tools.search.glob import GlobTool
+from goat_jupyter.tools.search.grep import GrepTool
 from goat_jupyter.tools.send_message import SendMessageTool
 from goat_jupyter.tools.task_output import BashOutputTool, TaskOutputTool
 from goat_jupyter.tools.task_stop import KillShellTool, TaskStopTool

@@ -12,10 +12,10 @@ import psutil
 import pytest
 
 from goat_jupyter.tools import Registry, default_registry
-from goat_jupyter.tools.grep import DEFAULT_HEAD_LIMIT, GrepTool, split_globs
-from goat_jupyter.tools.grep_backend import RipgrepBackend
-from goat_jupyter.tools.grep_fallback import PythonGrepBackend
-from goat_jupyter.tools.ripgrep import find_rg, run_rg
+from goat_jupyter.tools.search.grep import DEFAULT_HEAD_LIMIT, GrepTool, split_globs
+from goat_jupyter.tools.search.grep_backend import RipgrepBackend
+from goat_jupyter.tools.search.grep_fallback import PythonGrepBackend
+from goat_jupyter.tools.search.ripgrep import find_rg, run_rg
 
 APP = """import os
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from goat_jupyter.errors import InvalidInputError, ToolExecutionError
-from goat_jupyter.tools.ripgrep import RgResult, run_rg
+from goat_jupyter.tools.search.ripgrep import RgResult, run_rg
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 MAX_COLUMNS = 500  # longer lines are shown as a preview of this many characters (rg --max-columns)

@@ -14,8 +14,8 @@ from wcmatch import glob as wcglob
 
 from goat_jupyter.errors import FileNotFoundGoatError, InvalidInputError, InvalidPathError, ToolExecutionError
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.ripgrep import find_rg, run_rg
-from goat_jupyter.tools.search_filter import Hidden, drop_denied, with_note
+from goat_jupyter.tools.search.ripgrep import find_rg, run_rg
+from goat_jupyter.tools.search.search_filter import Hidden, drop_denied, with_note
 
 MAX_RESULTS = 100
 GLOB_FLAGS = (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from goat_jupyter.tools import Registry, default_registry
-from goat_jupyter.tools.glob import (
+from goat_jupyter.tools.search.glob import (
     MAX_RESULTS,
     GlobTool,
     compile_matcher,
@@ -18,7 +18,7 @@ from goat_jupyter.tools.glob import (
     split_pattern,
     walk_lister,
 )
-from goat_jupyter.tools.ripgrep import find_rg
+from goat_jupyter.tools.search.ripgrep import find_rg
 
 
 def touch(path: Path, mtime: float, text: str = "x\n") -> Path:

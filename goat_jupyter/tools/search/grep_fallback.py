@@ -12,8 +12,14 @@ import re
 from pathlib import Path
 
 from goat_jupyter.errors import InvalidInputError
-from goat_jupyter.tools.grep_backend import LONG_LINE_MARK, MAX_COLUMNS, FileHits, GrepQuery, SearchResult
-from goat_jupyter.tools.ignore_walk import FILE_TYPES, searchable_files
+from goat_jupyter.tools.search.grep_backend import (
+    LONG_LINE_MARK,
+    MAX_COLUMNS,
+    FileHits,
+    GrepQuery,
+    SearchResult,
+)
+from goat_jupyter.tools.search.ignore_walk import FILE_TYPES, searchable_files
 
 # Multiline counting: rg counts matches (not lines) when the pattern can match a newline. Python
 # cannot tell that from a compiled regex, so these tokens stand in for it.

@@ -10,8 +10,8 @@ from pydantic import Field
 
 from goat_jupyter.errors import FileNotFoundGoatError
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.glob import newest_first
-from goat_jupyter.tools.grep_backend import (
+from goat_jupyter.tools.search.glob import newest_first
+from goat_jupyter.tools.search.grep_backend import (
     FileHits,
     GrepBackend,
     GrepQuery,
@@ -19,9 +19,9 @@ from goat_jupyter.tools.grep_backend import (
     RipgrepBackend,
     SearchResult,
 )
-from goat_jupyter.tools.grep_fallback import PythonGrepBackend
-from goat_jupyter.tools.ripgrep import find_rg
-from goat_jupyter.tools.search_filter import drop_denied, with_note
+from goat_jupyter.tools.search.grep_fallback import PythonGrepBackend
+from goat_jupyter.tools.search.ripgrep import find_rg
+from goat_jupyter.tools.search.search_filter import drop_denied, with_note
 
 DEFAULT_HEAD_LIMIT = 250
 _LINE_PREFIX = re.compile(rb"(\d+)([:-])")

@@ -9,7 +9,6 @@ from goat_jupyter.state import SessionState
 from goat_jupyter.tools.agent import AgentTool
 from goat_jupyter.tools.ask_user_question import AskUserQuestionTool
 from goat_jupyter.tools.base import Tool, ToolInput
-from goat_jupyter.tools.bash import BashTool
 from goat_jupyter.tools.config import ConfigTool
 from goat_jupyter.tools.delete import DeleteTool
 from goat_jupyter.tools.edit import EditTool
@@ -23,12 +22,13 @@ from goat_jupyter.tools.read import ReadTool
 from goat_jupyter.tools.read_mcp_resource import ReadMcpResourceTool
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.run_cell import RunCellTool
-from goat_jupyter.tools.run_code import RunCodeTool
 from goat_jupyter.tools.search.glob import GlobTool
 from goat_jupyter.tools.search.grep import GrepTool
 from goat_jupyter.tools.send_message import SendMessageTool
-from goat_jupyter.tools.task_output import BashOutputTool, TaskOutputTool
-from goat_jupyter.tools.task_stop import KillShellTool, TaskStopTool
+from goat_jupyter.tools.shell.bash import BashTool
+from goat_jupyter.tools.shell.run_code import RunCodeTool
+from goat_jupyter.tools.shell.task_output import BashOutputTool, TaskOutputTool
+from goat_jupyter.tools.shell.task_stop import KillShellTool, TaskStopTool
 from goat_jupyter.tools.team_create import TeamCreateTool
 from goat_jupyter.tools.team_delete import TeamDeleteTool
 from goat_jupyter.tools.todo_read import TodoReadTool

@@ -25,7 +25,7 @@ DETACHING = {
         'python -c \'import subprocess; subprocess.Popen(["sleep", "{m}"], start_new_session=True)\'; sleep {m}'
     ),
 }
-REPO = str(Path(__file__).resolve().parents[2])
+REPO = str(Path(__file__).resolve().parents[3])
 needs_cgroup = pytest.mark.skipif(cgroup_root() is None, reason="no writable pids cgroup here")
 
 

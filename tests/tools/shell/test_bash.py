@@ -13,8 +13,8 @@ import pytest
 
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools import Executor, Registry, ToolCall, default_registry
-from goat_jupyter.tools.bash import NOTE_ROOM, last_command_name
 from goat_jupyter.tools.events import Event, ToolFinished, ToolProgress
+from goat_jupyter.tools.shell.bash import NOTE_ROOM, last_command_name
 from tests.process_helpers import wait_all_gone
 
 

@@ -29,7 +29,7 @@ from goat_jupyter.processes.sandbox_guard import Snapshot, bind_args, remove_lef
 from goat_jupyter.processes.seccomp import filter_fd, unix_socket_filter
 from goat_jupyter.processes.spawn import GroupProcess, OutputBuffer, describe_exit
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.bash import DRAIN_GRACE_S, OUTPUT_LIMIT, bounded_output
+from goat_jupyter.tools.shell.bash import DRAIN_GRACE_S, OUTPUT_LIMIT, bounded_output
 
 
 class RunCodeInput(ToolInput):

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from goat_jupyter.processes.tasks import BackgroundTask
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.bash import OUTPUT_LIMIT, bounded_output, format_duration
+from goat_jupyter.tools.shell.bash import OUTPUT_LIMIT, bounded_output, format_duration
 
 
 class TaskOutputInput(ToolInput):

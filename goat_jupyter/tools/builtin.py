@@ -33,8 +33,8 @@ from goat_jupyter.tools.team_create import TeamCreateTool
 from goat_jupyter.tools.team_delete import TeamDeleteTool
 from goat_jupyter.tools.todo_read import TodoReadTool
 from goat_jupyter.tools.todo_write import TodoWriteTool
-from goat_jupyter.tools.web_fetch import WebFetchTool
-from goat_jupyter.tools.web_search import WebSearchTool
+from goat_jupyter.tools.web.web_fetch import WebFetchTool
+from goat_jupyter.tools.web.web_search import WebSearchTool
 from goat_jupyter.tools.write import WriteTool
 
 # Seed order first (sdk-tools.d.ts), then the tools goat adds.

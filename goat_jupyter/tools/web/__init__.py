@@ -1,0 +1,1 @@
+"""The web tools: WebFetch (a page as markdown) and WebSearch."""

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.agent import AgentTool
-from goat_jupyter.tools.ask_user_question import AskUserQuestionTool
 from goat_jupyter.tools.base import Tool, ToolInput
-from goat_jupyter.tools.config import ConfigTool
+from goat_jupyter.tools.conversation.ask_user_question import AskUserQuestionTool
+from goat_jupyter.tools.conversation.config import ConfigTool
+from goat_jupyter.tools.conversation.exit_plan_mode import ExitPlanModeTool
+from goat_jupyter.tools.conversation.todo_read import TodoReadTool
+from goat_jupyter.tools.conversation.todo_write import TodoWriteTool
 from goat_jupyter.tools.delete import DeleteTool
 from goat_jupyter.tools.edit import EditTool
-from goat_jupyter.tools.exit_plan_mode import ExitPlanModeTool
 from goat_jupyter.tools.kernel_inspect import KernelInspectTool
 from goat_jupyter.tools.list_mcp_resources import ListMcpResourcesTool
 from goat_jupyter.tools.ls import LSTool
@@ -31,8 +33,6 @@ from goat_jupyter.tools.shell.task_output import BashOutputTool, TaskOutputTool
 from goat_jupyter.tools.shell.task_stop import KillShellTool, TaskStopTool
 from goat_jupyter.tools.team_create import TeamCreateTool
 from goat_jupyter.tools.team_delete import TeamDeleteTool
-from goat_jupyter.tools.todo_read import TodoReadTool
-from goat_jupyter.tools.todo_write import TodoWriteTool
 from goat_jupyter.tools.web.web_fetch import WebFetchTool
 from goat_jupyter.tools.web.web_search import WebSearchTool
 from goat_jupyter.tools.write import WriteTool

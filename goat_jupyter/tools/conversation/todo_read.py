@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.todo_write import checklist, summary, todo_metadata
+from goat_jupyter.tools.conversation.todo_write import checklist, summary, todo_metadata
 
 
 class TodoReadInput(ToolInput):

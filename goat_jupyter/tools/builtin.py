@@ -6,7 +6,10 @@ import os
 from pathlib import Path
 
 from goat_jupyter.state import SessionState
-from goat_jupyter.tools.agent import AgentTool
+from goat_jupyter.tools.agents.agent import AgentTool
+from goat_jupyter.tools.agents.send_message import SendMessageTool
+from goat_jupyter.tools.agents.team_create import TeamCreateTool
+from goat_jupyter.tools.agents.team_delete import TeamDeleteTool
 from goat_jupyter.tools.base import Tool, ToolInput
 from goat_jupyter.tools.conversation.ask_user_question import AskUserQuestionTool
 from goat_jupyter.tools.conversation.config import ConfigTool
@@ -26,13 +29,10 @@ from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.run_cell import RunCellTool
 from goat_jupyter.tools.search.glob import GlobTool
 from goat_jupyter.tools.search.grep import GrepTool
-from goat_jupyter.tools.send_message import SendMessageTool
 from goat_jupyter.tools.shell.bash import BashTool
 from goat_jupyter.tools.shell.run_code import RunCodeTool
 from goat_jupyter.tools.shell.task_output import BashOutputTool, TaskOutputTool
 from goat_jupyter.tools.shell.task_stop import KillShellTool, TaskStopTool
-from goat_jupyter.tools.team_create import TeamCreateTool
-from goat_jupyter.tools.team_delete import TeamDeleteTool
 from goat_jupyter.tools.web.web_fetch import WebFetchTool
 from goat_jupyter.tools.web.web_search import WebSearchTool
 from goat_jupyter.tools.write import WriteTool

@@ -19,12 +19,12 @@ from goat_jupyter.tools.conversation.todo_write import TodoWriteTool
 from goat_jupyter.tools.delete import DeleteTool
 from goat_jupyter.tools.edit import EditTool
 from goat_jupyter.tools.kernel_inspect import KernelInspectTool
-from goat_jupyter.tools.list_mcp_resources import ListMcpResourcesTool
 from goat_jupyter.tools.ls import LSTool
+from goat_jupyter.tools.mcp.list_mcp_resources import ListMcpResourcesTool
+from goat_jupyter.tools.mcp.read_mcp_resource import ReadMcpResourceTool
 from goat_jupyter.tools.move import MoveTool
 from goat_jupyter.tools.notebook_edit import NotebookEditTool
 from goat_jupyter.tools.read import ReadTool
-from goat_jupyter.tools.read_mcp_resource import ReadMcpResourceTool
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.run_cell import RunCellTool
 from goat_jupyter.tools.search.glob import GlobTool

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from goat_jupyter.tools.mcp_results import call_result_output
-from goat_jupyter.tools.mcp_tool import McpTool
+from goat_jupyter.tools.mcp.mcp_results import call_result_output
+from goat_jupyter.tools.mcp.mcp_tool import McpTool
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT

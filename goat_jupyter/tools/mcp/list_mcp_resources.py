@@ -6,7 +6,7 @@ from pydantic import Field
 
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import required
-from goat_jupyter.tools.mcp_results import resource_list_output
+from goat_jupyter.tools.mcp.mcp_results import resource_list_output
 
 
 class ListMcpResourcesInput(ToolInput):

@@ -32,7 +32,7 @@ def risk_from_annotations(annotations: dict[str, Any]) -> str:
 
 
 class McpCaller(Protocol):
-    """Runs a server's tool (tools/mcp_sync.py's ServerTools, or a test's local client)."""
+    """Runs a server's tool (tools/mcp/mcp_sync.py's ServerTools, or a test's local client)."""
 
     async def call_tool(
         self, server: str, tool_name: str, arguments: dict[str, Any], ctx: ToolContext, /

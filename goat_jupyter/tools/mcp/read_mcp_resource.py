@@ -7,7 +7,7 @@ from pydantic import Field
 from goat_jupyter.mcp.config import normalise_server_name
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import required
-from goat_jupyter.tools.mcp_results import resource_output
+from goat_jupyter.tools.mcp.mcp_results import resource_output
 
 
 class ReadMcpResourceInput(ToolInput):

@@ -14,7 +14,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from goat_jupyter.notebook import FileNotebook, NotebookBackend, find_cell
 from goat_jupyter.tools import Registry, default_registry
-from goat_jupyter.tools.notebook_provenance import source_hash
+from goat_jupyter.tools.notebook.notebook_provenance import source_hash
 
 
 def make_notebook(path: Path, minor: int = 5) -> list[str]:

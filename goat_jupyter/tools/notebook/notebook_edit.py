@@ -12,9 +12,9 @@ from goat_jupyter.file_lock import locked_async
 from goat_jupyter.notebook import CellInfo, NotebookBackend, address_label, cell_label, find_cell
 from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.cell_locks import address, check_at_run, checked_before
-from goat_jupyter.tools.notebook_landed import Expected, echo, read_back
-from goat_jupyter.tools.notebook_live import (
+from goat_jupyter.tools.notebook.cell_locks import address, check_at_run, checked_before
+from goat_jupyter.tools.notebook.notebook_landed import Expected, echo, read_back
+from goat_jupyter.tools.notebook.notebook_live import (
     check_unchanged,
     choose_backend,
     default_anchor,
@@ -22,7 +22,7 @@ from goat_jupyter.tools.notebook_live import (
     placed_below,
     remember_write,
 )
-from goat_jupyter.tools.notebook_provenance import check_tutor, goat_metadata
+from goat_jupyter.tools.notebook.notebook_provenance import check_tutor, goat_metadata
 
 
 class NotebookEditInput(ToolInput):

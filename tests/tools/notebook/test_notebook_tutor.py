@@ -19,7 +19,7 @@ from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, Rul
 from goat_jupyter.settings import PermissionMode
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.context import Services
-from goat_jupyter.tools.notebook_provenance import source_hash, written_by_goat
+from goat_jupyter.tools.notebook.notebook_provenance import source_hash, written_by_goat
 from goat_jupyter.tools.runner import Executor
 
 STUDENT = "def mean(xs):\n    # TODO(you): return the mean\n    pass"

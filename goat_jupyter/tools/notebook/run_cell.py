@@ -7,8 +7,8 @@ from pydantic import Field
 from goat_jupyter.notebook import address_label
 from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.cell_locks import address, checked_before, facts_of
 from goat_jupyter.tools.context import required
+from goat_jupyter.tools.notebook.cell_locks import address, checked_before, facts_of
 
 
 class RunCellInput(ToolInput):

@@ -9,7 +9,7 @@ from goat_jupyter.notebook import CellInfo, FileNotebook, NotebookBackend
 from goat_jupyter.notebook.live_notebook import LiveNotebook
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.tools.base import ToolContext, ToolOutput
-from goat_jupyter.tools.notebook_view import render_notebook
+from goat_jupyter.tools.notebook.notebook_view import render_notebook
 
 
 def notebook_service(ctx: ToolContext) -> NotebookService | None:

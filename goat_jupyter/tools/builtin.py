@@ -16,16 +16,17 @@ from goat_jupyter.tools.conversation.config import ConfigTool
 from goat_jupyter.tools.conversation.exit_plan_mode import ExitPlanModeTool
 from goat_jupyter.tools.conversation.todo_read import TodoReadTool
 from goat_jupyter.tools.conversation.todo_write import TodoWriteTool
-from goat_jupyter.tools.delete import DeleteTool
-from goat_jupyter.tools.edit import EditTool
-from goat_jupyter.tools.ls import LSTool
+from goat_jupyter.tools.files.delete import DeleteTool
+from goat_jupyter.tools.files.edit import EditTool
+from goat_jupyter.tools.files.ls import LSTool
+from goat_jupyter.tools.files.move import MoveTool
+from goat_jupyter.tools.files.read import ReadTool
+from goat_jupyter.tools.files.write import WriteTool
 from goat_jupyter.tools.mcp.list_mcp_resources import ListMcpResourcesTool
 from goat_jupyter.tools.mcp.read_mcp_resource import ReadMcpResourceTool
-from goat_jupyter.tools.move import MoveTool
 from goat_jupyter.tools.notebook.kernel_inspect import KernelInspectTool
 from goat_jupyter.tools.notebook.notebook_edit import NotebookEditTool
 from goat_jupyter.tools.notebook.run_cell import RunCellTool
-from goat_jupyter.tools.read import ReadTool
 from goat_jupyter.tools.registry import Registry
 from goat_jupyter.tools.search.glob import GlobTool
 from goat_jupyter.tools.search.grep import GrepTool
@@ -35,7 +36,6 @@ from goat_jupyter.tools.shell.task_output import BashOutputTool, TaskOutputTool
 from goat_jupyter.tools.shell.task_stop import KillShellTool, TaskStopTool
 from goat_jupyter.tools.web.web_fetch import WebFetchTool
 from goat_jupyter.tools.web.web_search import WebSearchTool
-from goat_jupyter.tools.write import WriteTool
 
 # Seed order first (sdk-tools.d.ts), then the tools goat adds.
 _BUILTIN: tuple[type[Tool[ToolInput]], ...] = (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from goat_jupyter.tools import Registry, default_registry
-from goat_jupyter.tools.ls import MAX_ENTRIES
+from goat_jupyter.tools.files.ls import MAX_ENTRIES
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ from goat_jupyter.errors import InvalidInputError, InvalidPathError, ToolExecuti
 from goat_jupyter.fileio import missing_file_error, os_errors, sniff_binary, sniff_format
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
+from goat_jupyter.tools.files.read_formats import IMAGE_EXTENSIONS, read_image, read_pdf
+from goat_jupyter.tools.files.text_window import read_window
 from goat_jupyter.tools.notebook.notebook_live import read_live_notebook
 from goat_jupyter.tools.notebook.notebook_view import read_notebook_file
-from goat_jupyter.tools.read_formats import IMAGE_EXTENSIONS, read_image, read_pdf
-from goat_jupyter.tools.text_window import read_window
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

@@ -30,10 +30,10 @@ from goat_jupyter.fileio import (
 from goat_jupyter.state import FileReadState, LineRange, describe_ranges
 from goat_jupyter.text import cut_line
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.edit_match import Replacement, apply, find_matches, look_alikes, plan
+from goat_jupyter.tools.files.edit_match import Replacement, apply, find_matches, look_alikes, plan
+from goat_jupyter.tools.files.placeholders import refuse_placeholders
+from goat_jupyter.tools.files.write import ensure_parent, refuse_folder_path
 from goat_jupyter.tools.notebook.notebook_provenance import refuse_notebook_rewrite
-from goat_jupyter.tools.placeholders import refuse_placeholders
-from goat_jupyter.tools.write import ensure_parent, refuse_folder_path
 
 CONTEXT_LINES = 4
 MAX_LINE_CHARS = 2000

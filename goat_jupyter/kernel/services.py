@@ -21,10 +21,15 @@ from goat_jupyter.kernel.summary import summarize
 from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Attachment, ToolContext, ToolOutput
-from goat_jupyter.tools.files.read_formats import prepare_image
-from goat_jupyter.tools.notebook.cell_locks import address, check_at_run
-from goat_jupyter.tools.notebook.notebook_live import choose_backend, notebook_service, resolve_notebook
-from goat_jupyter.tools.notebook.notebook_view import strip_ansi
+from goat_jupyter.tools.files import prepare_image
+from goat_jupyter.tools.notebook import (
+    address,
+    check_at_run,
+    choose_backend,
+    notebook_service,
+    resolve_notebook,
+    strip_ansi,
+)
 
 if TYPE_CHECKING:
     from goat_jupyter.kernel.capture import Output, OutputSink

@@ -13,7 +13,7 @@ from goat_jupyter.errors import FileNotFoundGoatError, InvalidInputError, Invali
 from goat_jupyter.file_lock import locked
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.notebook.notebook_provenance import refuse_notebook_rewrite
+from goat_jupyter.tools.notebook import refuse_notebook_rewrite
 
 
 class DeleteInput(ToolInput):

@@ -33,7 +33,7 @@ from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.files.edit_match import Replacement, apply, find_matches, look_alikes, plan
 from goat_jupyter.tools.files.placeholders import refuse_placeholders
 from goat_jupyter.tools.files.write import ensure_parent, refuse_folder_path
-from goat_jupyter.tools.notebook.notebook_provenance import refuse_notebook_rewrite
+from goat_jupyter.tools.notebook import refuse_notebook_rewrite
 
 CONTEXT_LINES = 4
 MAX_LINE_CHARS = 2000

@@ -19,7 +19,7 @@ from goat_jupyter.file_lock import locked
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.files.delete import forget_tree, refuse_protected
-from goat_jupyter.tools.notebook.notebook_provenance import refuse_notebook_rewrite
+from goat_jupyter.tools.notebook import refuse_notebook_rewrite
 
 
 class MoveInput(ToolInput):

@@ -13,8 +13,7 @@ from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.files.read_formats import IMAGE_EXTENSIONS, read_image, read_pdf
 from goat_jupyter.tools.files.text_window import read_window
-from goat_jupyter.tools.notebook.notebook_live import read_live_notebook
-from goat_jupyter.tools.notebook.notebook_view import read_notebook_file
+from goat_jupyter.tools.notebook import read_live_notebook, read_notebook_file
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

@@ -23,7 +23,7 @@ from goat_jupyter.fileio import (
 from goat_jupyter.state import FileReadState
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.files.placeholders import refuse_placeholders
-from goat_jupyter.tools.notebook.notebook_provenance import refuse_notebook_rewrite
+from goat_jupyter.tools.notebook import refuse_notebook_rewrite
 
 
 class WriteInput(ToolInput):

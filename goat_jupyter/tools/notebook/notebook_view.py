@@ -15,7 +15,7 @@ from typing import Any, cast
 from goat_jupyter.errors import ToolExecutionError
 from goat_jupyter.permissions.cell_tags import tag_key, tags_of
 from goat_jupyter.tools.base import Attachment, ToolOutput
-from goat_jupyter.tools.files.read_formats import prepare_image
+from goat_jupyter.tools.files import prepare_image
 
 MAX_CELL_OUTPUT_CHARS = 10_000
 MAX_NOTEBOOK_IMAGES = 20

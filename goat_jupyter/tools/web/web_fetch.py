@@ -10,7 +10,7 @@ from pydantic import Field
 from goat_jupyter.errors import LLMError, ToolExecutionError
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import required
-from goat_jupyter.tools.files.read_formats import ShownImage, prepare_image
+from goat_jupyter.tools.files import ShownImage, prepare_image
 from goat_jupyter.web import WebService
 from goat_jupyter.web.pages import DEFAULT_TIMEOUT_S, CrossHostRedirect, FetchedPage, FetchRequest, human_size
 from goat_jupyter.web.summarize import answer_from_page

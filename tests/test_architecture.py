@@ -379,6 +379,15 @@ def test_every_module_with_a_description_is_a_built_in_tool() -> None:
     assert unregistered_tools(PACKAGE) == []
 
 
+def tools_outside_families(package: Path, home: str = FAMILIES_HOME) -> list[str]:
+    """Modules with a description directly in the framework's folder: every tool lives in a family."""
+    return sorted(p.name for p in (package / home).glob("*.py") if p.with_suffix(".md").exists())
+
+
+def test_the_framework_folder_holds_no_tool() -> None:
+    assert tools_outside_families(PACKAGE) == []
+
+
 def test_the_families_are_there() -> None:
     """The two checks above only mean something if the families and their helpers are really there."""
     names = [family.rsplit(".", 1)[1] for family in families(PACKAGE)]
@@ -609,3 +618,10 @@ def test_a_description_beside_a_helper_does_not_make_it_public(tmp_path: Path) -
     (package / "tools" / "files" / "helper.md").write_text("Not a tool.\n")
     assert private_reaches(package) == []  # the .md makes it look like a tool module...
     assert unregistered_tools(package) == ["pkg.tools.files.helper"]  # ...that no tool list registers
+
+
+def test_a_tool_dropped_beside_the_framework_is_found(tmp_path: Path) -> None:
+    package = write_families(tmp_path, "tools/ls.py", "class LSTool: ...\n")
+    (package / "tools" / "ls.md").write_text("A tool.\n")
+    assert tools_outside_families(package) == ["ls.py"]
+    assert tools_outside_families(write_families(tmp_path / "clean", "tools/registry.py", "")) == []

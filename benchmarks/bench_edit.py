@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # runnable from a checkout, uninstalled
-import goat_jupyter.tools.edit as edit_module
+import goat_jupyter.tools.files.edit as edit_module
 from goat_jupyter.tools import Registry, default_registry
-from goat_jupyter.tools.edit_match import Replacement
+from goat_jupyter.tools.files.edit_match import Replacement
 
 SIZES = {"2 KB": 60, "200 KB": 6_000, "2 MB": 60_000}  # lines of ~34 characters
 

@@ -76,7 +76,7 @@ async def warm_up_duration() -> float:
         async with KernelSession(workspace, kernel_env(workspace, server)) as kernel:
             cell = (
                 "import time\n_start = time.perf_counter()\n%load_ext goat_jupyter\n"
-                "import goat_jupyter.agent.llm\ngoat_jupyter.agent.llm.warmed.wait()\n"
+                "import goat_jupyter.agent.litellm_loader\ngoat_jupyter.agent.litellm_loader.warmed.wait()\n"
                 "print(time.perf_counter() - _start)"
             )
             return float((await kernel.execute(cell)).stdout.strip())

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.glob import GlobTool, walk_lister
-from goat_jupyter.tools.ripgrep import find_rg
+from goat_jupyter.tools.search.glob import GlobTool, walk_lister
+from goat_jupyter.tools.search.ripgrep import find_rg
 
 Runner = Callable[[], Awaitable[object]]
 

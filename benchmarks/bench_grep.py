@@ -18,9 +18,9 @@ from typing import Any
 
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.base import ToolContext
-from goat_jupyter.tools.grep import GrepInput, build_query
-from goat_jupyter.tools.grep_backend import rg_arguments
-from goat_jupyter.tools.ripgrep import find_rg
+from goat_jupyter.tools.search.grep import GrepInput, build_query
+from goat_jupyter.tools.search.grep_backend import rg_arguments
+from goat_jupyter.tools.search.ripgrep import find_rg
 
 CASES: list[dict[str, Any]] = [
     {"pattern": "def __init__"},

@@ -27,7 +27,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from goat_jupyter.agent.compaction import COMPACTION_MARKER
 from goat_jupyter.agent.context import message_tokens, request_tokens
-from goat_jupyter.agent.llm import LLMClient, RetryPolicy, _import_litellm  # pyright: ignore[reportPrivateUsage]
+from goat_jupyter.agent.litellm_loader import _import_litellm  # pyright: ignore[reportPrivateUsage]
+from goat_jupyter.agent.llm import LLMClient, RetryPolicy
 from goat_jupyter.agent.loop import Agent
 from goat_jupyter.agent.session import Session
 from goat_jupyter.replay import ReplayServer

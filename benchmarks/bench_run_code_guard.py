@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import goat_jupyter.tools.run_code as run_code
+import goat_jupyter.tools.shell.run_code as run_code
 from goat_jupyter.processes.sandbox_guard import Snapshot, index_of, protected_entries
 from goat_jupyter.tools import Registry, default_registry
 

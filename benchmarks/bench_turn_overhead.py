@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 
-from goat_jupyter.agent.llm import litellm_module
+from goat_jupyter.agent.litellm_loader import litellm_module
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import make_agent
 

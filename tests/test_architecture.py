@@ -1,11 +1,13 @@
 """The package's shape: imports point down the layers, no import circles (lazy and type-only imports
-count), no import by a computed name, a core free of IPython, and a small package root. Reads the
-source with `ast`; nothing is imported."""
+count), no import by a computed name, a core free of IPython, a small package root, no crowded folder,
+and tool families that keep their helpers to themselves. Reads the source with `ast`; nothing is
+imported."""
 
 from __future__ import annotations
 
 import ast
 import textwrap
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "goat_jupyter"
 CORE = ("goat_jupyter.agent", "goat_jupyter.tools", "goat_jupyter.permissions")
 FRONTEND_ONLY = ("IPython", "ipywidgets")
 MAX_ROOT_MODULES = 10
+MAX_FOLDER_MODULES = 20  # modules directly in one folder, __init__.py not counted
+FAMILIES_HOME = "tools"  # each folder in it is a family of tools (README, Architecture)
 
 # Top-down: a module imports its own layer or those below it, never one above (README, Architecture).
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -58,15 +62,20 @@ def imported_names(path: Path, name: str) -> Iterator[str]:
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = name.split(".")[: len(name.split(".")) - node.level + is_package]
-                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            base = _from_base(node, name, is_package)
             yield from (f"{base}.{alias.name}" for alias in node.names)  # a module, else a name in base
         elif isinstance(node, ast.Call) and _is_import_module(node):
             argument = node.args[0]
             if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
                 yield argument.value
+
+
+def _from_base(node: ast.ImportFrom, name: str, is_package: bool) -> str:
+    """The absolute module a `from ... import` reads from (relative ones resolved against `name`)."""
+    if not node.level:
+        return node.module or ""
+    anchor = name.split(".")[: len(name.split(".")) - node.level + is_package]
+    return ".".join([*anchor, *([node.module] if node.module else [])])
 
 
 def _is_import_module(call: ast.Call) -> bool:
@@ -262,6 +271,130 @@ def test_package_root_is_small() -> None:
     assert len(root_modules) <= MAX_ROOT_MODULES, root_modules
 
 
+def crowded_folders(package: Path, limit: int = MAX_FOLDER_MODULES) -> list[str]:
+    """Folders (packages or not) that hold more than `limit` modules directly, with their counts."""
+    counts = Counter(path.parent for path in package.rglob("*.py") if path.name != "__init__.py")
+    return sorted(f"{folder.relative_to(package.parent)}: {n}" for folder, n in counts.items() if n > limit)
+
+
+def test_no_folder_is_crowded() -> None:
+    assert crowded_folders(PACKAGE) == []
+
+
+# Tool families: tools/<family>/ holds its tool modules (each with its `<stem>.md` description beside
+# it) and the helpers only they use. From outside a family (another family, the framework, any other
+# layer) a family is reached through its package (its __init__) and its tool modules; its other modules
+# (the private helpers) and every `_name` in it belong to the family alone.
+
+
+def families(package: Path, home: str = FAMILIES_HOME) -> list[str]:
+    return sorted(f"{package.name}.{home}.{i.parent.name}" for i in (package / home).glob("*/__init__.py"))
+
+
+def family_of(module: str, known: list[str]) -> str | None:
+    return next((family for family in known if module == family or module.startswith(family + ".")), None)
+
+
+def tool_modules(package: Path, home: str = FAMILIES_HOME) -> set[str]:
+    """The family modules with a description beside them (`read.py` and `read.md`)."""
+    known = families(package, home)
+    return {
+        name
+        for name, path in module_names(package).items()
+        if family_of(name, known) not in (None, name) and path.with_suffix(".md").exists()
+    }
+
+
+def private_helpers(package: Path, home: str = FAMILIES_HOME) -> set[str]:
+    known = families(package, home)
+    shown = tool_modules(package, home)
+    return {name for name in module_names(package) if family_of(name, known) not in (None, name)} - shown
+
+
+def reached_names(path: Path, name: str) -> Iterator[str]:
+    """What a module reaches by name: everything it imports, and each attribute chain on a name an
+    import bound (`import pkg.a as a` then `a._cache`; `import pkg` then `pkg.a.b.f`)."""
+    yield from imported_names(path, name)
+    tree = ast.parse(path.read_text(), str(path))
+    bound = dict(_bindings(tree, name, path.name == "__init__.py"))
+    for node in ast.walk(tree):
+        chain = _attribute_chain(node)
+        if chain and chain[0] in bound:
+            yield ".".join([bound[chain[0]], *chain[1:]])
+
+
+def _bindings(tree: ast.AST, name: str, is_package: bool) -> Iterator[tuple[str, str]]:
+    """Local name -> the dotted name an import bound to it."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                root = alias.name.split(".")[0]
+                yield (alias.asname, alias.name) if alias.asname else (root, root)
+        elif isinstance(node, ast.ImportFrom):
+            base = _from_base(node, name, is_package)
+            yield from ((alias.asname or alias.name, f"{base}.{alias.name}") for alias in node.names)
+
+
+def _attribute_chain(node: ast.AST) -> list[str]:
+    """`a.b.c` -> ["a", "b", "c"]; anything else -> []."""
+    names: list[str] = []
+    while isinstance(node, ast.Attribute):
+        names.insert(0, node.attr)
+        node = node.value
+    return [node.id, *names] if isinstance(node, ast.Name) and names else []
+
+
+def private_reaches(package: Path, home: str = FAMILIES_HOME) -> list[str]:
+    """Each module outside a family that reaches one of its private helpers or `_names`."""
+    modules = module_names(package)
+    known = families(package, home)
+    private = private_helpers(package, home)
+    found: set[str] = set()
+    for name, path in modules.items():
+        for reached in reached_names(path, name):
+            target = _nearest_module(reached, modules)
+            if target is None or family_of(target, known) in (None, family_of(name, known)):
+                continue
+            first = reached[len(target) + 1 :].split(".")[0]
+            if target in private:
+                found.add(f"{name} reaches {target}")
+            elif first.startswith("_") and not first.endswith("__"):
+                found.add(f"{name} reaches {target}.{first}")
+    return sorted(found)
+
+
+def unregistered_tools(package: Path, home: str = FAMILIES_HOME) -> list[str]:
+    """Tool modules the built-in list does not import: an .md beside a helper does not make it public."""
+    modules = module_names(package)
+    builtin = f"{package.name}.{home}.builtin"
+    registered = {_nearest_module(n, modules) for n in imported_names(modules[builtin], builtin)}
+    return sorted(tool_modules(package, home) - registered)
+
+
+def test_families_keep_their_helpers_to_themselves() -> None:
+    assert private_reaches(PACKAGE) == []
+
+
+def test_every_module_with_a_description_is_a_built_in_tool() -> None:
+    assert unregistered_tools(PACKAGE) == []
+
+
+def tools_outside_families(package: Path, home: str = FAMILIES_HOME) -> list[str]:
+    """Modules with a description directly in the framework's folder: every tool lives in a family."""
+    return sorted(p.name for p in (package / home).glob("*.py") if p.with_suffix(".md").exists())
+
+
+def test_the_framework_folder_holds_no_tool() -> None:
+    assert tools_outside_families(PACKAGE) == []
+
+
+def test_the_families_are_there() -> None:
+    """The two checks above only mean something if the families and their helpers are really there."""
+    names = [family.rsplit(".", 1)[1] for family in families(PACKAGE)]
+    assert names == ["agents", "conversation", "files", "mcp", "notebook", "search", "shell", "web"]
+    assert len(tool_modules(PACKAGE)) >= 25 and len(private_helpers(PACKAGE)) >= 15
+
+
 # The checks themselves, against small packages built to get around them.
 
 
@@ -359,3 +492,136 @@ def test_an_import_by_a_computed_name_is_reported(tmp_path: Path) -> None:
         },
     )
     assert sorted(dynamic_imports(package)) == ["pkg.agent.loop:2", "pkg.tools.run:2"]
+
+
+def test_a_folder_past_the_limit_is_reported_whatever_hides_it(tmp_path: Path) -> None:
+    modules = {f"sub/m{i}.py": "X = 1\n" for i in range(21)}
+    package = write_package(tmp_path, {**modules, "ok/a.py": "", "deep/er/b.py": ""})
+    (package / "sub" / "notes.md").write_text("not a module\n")
+    (package / "sub" / "__init__.py").unlink()  # a namespace folder is still a folder
+    assert crowded_folders(package) == ["pkg/sub: 21"]
+
+
+def test_twenty_modules_and_an_init_fit(tmp_path: Path) -> None:
+    package = write_package(tmp_path, {f"sub/m{i}.py": "" for i in range(20)})
+    assert (package / "sub" / "__init__.py").exists()
+    assert crowded_folders(package) == []
+
+
+def write_families(tmp_path: Path, importer: str, source: str) -> Path:
+    """pkg.tools with two families: files (tool `read`, helper `helper`, nested helper `formats.pdf`)
+    and search (tool `grep`), a framework module `builtin` registering the tools, and a kernel layer."""
+    files = {
+        "tools/builtin.py": "from pkg.tools.files.read import ReadTool\nfrom pkg.tools.search.grep import GrepTool\n",
+        "tools/files/read.py": "from pkg.tools.files.helper import f\nclass ReadTool: ...\n_cache = {}\n",
+        "tools/files/helper.py": "def f(): ...\n",
+        "tools/files/formats/pdf.py": "def g(): ...\n",
+        "tools/search/grep.py": "class GrepTool: ...\n",
+        "kernel/services.py": "",
+    }
+    package = write_package(tmp_path, {**files, importer: source})
+    for tool in ("files/read", "search/grep"):
+        (package / "tools" / f"{tool}.md").write_text("A tool.\n")
+    return package
+
+
+@pytest.mark.parametrize(
+    ("importer", "source", "reached"),
+    [
+        ("tools/search/grep.py", "from pkg.tools.files.helper import f\n", "pkg.tools.files.helper"),
+        ("tools/search/grep.py", "from pkg.tools.files import helper\n", "pkg.tools.files.helper"),
+        ("tools/search/grep.py", "from ..files.helper import f\n", "pkg.tools.files.helper"),
+        (
+            "tools/search/grep.py",
+            "def later():\n    import pkg.tools.files.helper\n",
+            "pkg.tools.files.helper",
+        ),
+        (
+            "tools/search/grep.py",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.tools.files.helper import f\n",
+            "pkg.tools.files.helper",
+        ),
+        (
+            "tools/search/grep.py",
+            "import importlib\nimportlib.import_module('pkg.tools.files.helper')\n",
+            "pkg.tools.files.helper",
+        ),
+        ("tools/search/grep.py", "import pkg.tools.files as fs\nfs.helper.f()\n", "pkg.tools.files.helper"),
+        ("tools/search/grep.py", "import pkg\npkg.tools.files.helper.f()\n", "pkg.tools.files.helper"),
+        (
+            "tools/search/grep.py",
+            "from pkg.tools.files.formats.pdf import g\n",
+            "pkg.tools.files.formats.pdf",
+        ),
+        ("tools/search/grep.py", "from pkg.tools.files.formats import pdf\n", "pkg.tools.files.formats.pdf"),
+        ("tools/search/grep.py", "from pkg.tools.files.read import _cache\n", "pkg.tools.files.read._cache"),
+        (
+            "tools/search/grep.py",
+            "from pkg.tools.files import read\nread._cache.clear()\n",
+            "pkg.tools.files.read._cache",
+        ),
+        ("tools/search/grep.py", "from pkg.tools.files import _hidden\n", "pkg.tools.files._hidden"),
+        ("tools/registry.py", "from pkg.tools.files.helper import f\n", "pkg.tools.files.helper"),
+        ("kernel/services.py", "from pkg.tools.files import helper\n", "pkg.tools.files.helper"),
+    ],
+    ids=[
+        "from-module",
+        "from-package",
+        "relative",
+        "lazy",
+        "type-only",
+        "by-name",
+        "attribute-of-package",
+        "attribute-from-root",
+        "nested-helper",
+        "nested-from-package",
+        "underscore-name",
+        "underscore-attribute",
+        "underscore-in-package",
+        "framework",
+        "other-layer",
+    ],
+)
+def test_a_private_helper_reached_from_outside_its_family_is_found(
+    tmp_path: Path, importer: str, source: str, reached: str
+) -> None:
+    package = write_families(tmp_path, importer, source)
+    module = "pkg." + importer.removesuffix(".py").replace("/", ".")
+    assert private_reaches(package) == [f"{module} reaches {reached}"]
+
+
+@pytest.mark.parametrize(
+    ("importer", "source"),
+    [
+        (
+            "tools/files/ls.py",
+            "from pkg.tools.files.helper import f\nfrom pkg.tools.files.read import _cache\n",
+        ),
+        ("tools/files/formats/pdf.py", "from ..helper import f\n"),
+        (
+            "tools/search/grep.py",
+            "from pkg.tools.files.read import ReadTool\nfrom pkg.tools.files import read\n",
+        ),
+        ("tools/search/grep.py", "from pkg.tools.files import read\nprint(read.__name__, read.ReadTool)\n"),
+        ("tools/search/grep.py", "from pkg.tools.files import f\n"),  # what the family package offers
+    ],
+    ids=["own-family", "own-nested", "tool-module", "dunder", "package-face"],
+)
+def test_what_a_family_shows_may_be_used(tmp_path: Path, importer: str, source: str) -> None:
+    package = write_families(tmp_path, importer, source)
+    (package / "tools" / "files" / "__init__.py").write_text("from pkg.tools.files.helper import f\n")
+    assert private_reaches(package) == []
+
+
+def test_a_description_beside_a_helper_does_not_make_it_public(tmp_path: Path) -> None:
+    package = write_families(tmp_path, "tools/search/grep.py", "from pkg.tools.files.helper import f\n")
+    (package / "tools" / "files" / "helper.md").write_text("Not a tool.\n")
+    assert private_reaches(package) == []  # the .md makes it look like a tool module...
+    assert unregistered_tools(package) == ["pkg.tools.files.helper"]  # ...that no tool list registers
+
+
+def test_a_tool_dropped_beside_the_framework_is_found(tmp_path: Path) -> None:
+    package = write_families(tmp_path, "tools/ls.py", "class LSTool: ...\n")
+    (package / "tools" / "ls.md").write_text("A tool.\n")
+    assert tools_outside_families(package) == ["ls.py"]
+    assert tools_outside_families(write_families(tmp_path / "clean", "tools/registry.py", "")) == []

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from goat_jupyter.agent.llm import count_text_tokens, model_limits
+from goat_jupyter.agent.litellm_loader import count_text_tokens, model_limits
 
 Message = dict[str, Any]
 IMAGE_TOKENS = 1_000  # a typical plot at the providers' "auto" detail; bytes say little about it

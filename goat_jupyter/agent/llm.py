@@ -1,13 +1,11 @@
-"""The only module that imports litellm (lazily): streaming turns, retries, usage and cost."""
+"""The model client: builds each request, streams one assistant turn, and retries what a retry can fix
+(litellm itself: litellm_loader.py; the turn's parts: turns.py; retry rules: resilience.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
-import random
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from goat_jupyter.agent.endpoint import is_local_endpoint, reading_allowance_s, reading_status
+from goat_jupyter.agent.litellm_loader import litellm_module
 from goat_jupyter.agent.provider_errors import (
     MissingCredentialsError,
     kind_of,
@@ -24,124 +23,23 @@ from goat_jupyter.agent.provider_errors import (
 )
 from goat_jupyter.agent.resilience import (
     RetryPolicy,
-    StreamTimeoutError,
     await_within,
+    describe_failure,
+    is_context_overflow,
+    is_retryable,
     next_within,
     retry_after_seconds,
+    retry_text,
 )
+from goat_jupyter.agent.turns import AssistantTurn, ToolCallAccumulator, absorb, estimate_cost
 from goat_jupyter.errors import ContextLengthError, LLMError
-from goat_jupyter.text import without_surrogates
 
 if TYPE_CHECKING:
     from goat_jupyter.settings import Settings
 
-_litellm: ModuleType | None = None
-_import_lock = threading.Lock()
-_warm_started = False
-warmed = threading.Event()  # set when the background warm-up has finished (benchmarks wait on it)
+__all__ = ["LLMClient", "PromptInfo", "RetryPolicy", "llm_client_for"]
 
 UNREACHABLE_RETRY_S = 0.5
-RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
-
-
-def _drop_surrogate_noise(record: logging.LogRecord) -> bool:
-    """litellm's own stream log fails on a model's lone surrogate; goat replaces it, so the traceback
-    it would print into the cell is noise."""
-    return "surrogates not allowed" not in record.getMessage()
-
-
-def _import_litellm() -> ModuleType:
-    global _litellm
-    with _import_lock:
-        if _litellm is None:
-            # Never fetch the cost map over the network at import time; keep litellm quiet.
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            os.environ.setdefault("LITELLM_LOG", "ERROR")
-            import litellm
-
-            litellm.suppress_debug_info = True
-            litellm.drop_params = True
-            # goat computes usage and cost itself; litellm's per-chunk logging only costs time.
-            litellm.disable_streaming_logging = True
-            litellm.disable_token_counter = True
-            logging.getLogger("LiteLLM").setLevel(logging.ERROR)
-            logging.getLogger("LiteLLM").addFilter(_drop_surrogate_noise)
-            _litellm = litellm
-    return _litellm
-
-
-_WARM_UP_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "noop",
-        "description": "warm-up",
-        "parameters": {"type": "object", "properties": {}},
-    },
-}
-
-
-def _warm_up() -> None:
-    """Import litellm, then stream one request with a tool to a throwaway local server.
-
-    litellm defers most of its imports (provider clients, async streaming, cost code, and the
-    tool-handling modules that pull in the MCP SDK) to the first call, which costs seconds. The
-    call here is async with a tool, like a real turn, and runs on this thread's own event loop, so
-    the kernel's first turn finds everything imported. No network is used.
-    """
-    litellm = _import_litellm()
-    from goat_jupyter.replay import ReplayServer
-
-    async def stream_one(url: str) -> None:
-        stream = await litellm.acompletion(
-            model="openai/goat-warm-up",
-            api_base=url,
-            api_key="warm-up",
-            messages=[{"role": "user", "content": "warm up"}],
-            tools=[_WARM_UP_TOOL],
-            stream=True,
-            stream_options={"include_usage": True},
-            max_retries=0,
-        )
-        async for _chunk in stream:
-            pass
-
-    try:
-        count_text_tokens("warm up")  # the context budget counts every request with this tokenizer
-        with ReplayServer([{"text": "ok"}]) as server:
-            asyncio.run(stream_one(server.url))
-    except Exception:  # warming is an optimisation; the real call reports real problems
-        logging.getLogger(__name__).debug("litellm warm-up failed", exc_info=True)
-
-
-def prewarm_now() -> None:
-    """Warm litellm up once; blocking, so call it from a background thread (see kernel/extension.py)."""
-    global _warm_started
-    with _import_lock:
-        if _warm_started:
-            return
-        _warm_started = True
-    try:
-        _warm_up()
-    finally:
-        warmed.set()
-
-
-def litellm_loaded() -> bool:
-    return _litellm is not None
-
-
-async def litellm_module() -> ModuleType:
-    """litellm, waiting for the pre-warm thread without blocking the event loop."""
-    if _litellm is not None:
-        return _litellm
-    return await asyncio.to_thread(_import_litellm)
-
-
-@dataclass
-class ToolCallRequest:
-    id: str
-    name: str
-    arguments: str
 
 
 @dataclass
@@ -150,116 +48,6 @@ class PromptInfo:
 
     tokens: int
     on_status: Callable[[str], None] | None = None
-
-
-@dataclass
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = None
-    cached_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
-    cache_write_tokens: int = 0  # of prompt_tokens, written to the cache (Anthropic)
-
-    def add(self, other: Usage) -> None:
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.cached_tokens += other.cached_tokens
-        self.cache_write_tokens += other.cache_write_tokens
-        if other.cost_usd is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
-
-
-@dataclass
-class AssistantTurn:
-    text: str = ""
-    tool_calls: list[ToolCallRequest] = field(default_factory=lambda: list[ToolCallRequest]())
-    usage: Usage = field(default_factory=Usage)
-    finish_reason: str | None = None
-
-
-class _ToolCallAccumulator:
-    """Joins tool-call deltas (id and name first, arguments split across chunks) by index."""
-
-    def __init__(self) -> None:
-        self._calls: dict[int, dict[str, str]] = {}
-
-    def add(self, delta: Any) -> None:
-        index = getattr(delta, "index", None)
-        slot = self._calls.setdefault(index if isinstance(index, int) else len(self._calls), {})
-        if getattr(delta, "id", None):
-            slot["id"] = delta.id
-        function = getattr(delta, "function", None)
-        if function is not None:
-            if getattr(function, "name", None):
-                slot["name"] = slot.get("name", "") + function.name
-            if getattr(function, "arguments", None):
-                slot["arguments"] = slot.get("arguments", "") + function.arguments
-
-    def result(self) -> list[ToolCallRequest]:
-        calls: list[ToolCallRequest] = []
-        for index in sorted(self._calls):
-            slot = self._calls[index]
-            call_id = slot.get("id") or f"call_{index}_{random.randrange(1 << 30):x}"
-            name, arguments = slot.get("name", ""), slot.get("arguments", "")
-            calls.append(
-                ToolCallRequest(
-                    without_surrogates(call_id), without_surrogates(name), without_surrogates(arguments)
-                )
-            )
-        return calls
-
-
-def _status_of(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def is_retryable(exc: BaseException, litellm: ModuleType) -> bool:
-    status = _status_of(exc)
-    if status is not None:
-        return status in RETRYABLE_STATUS
-    transient = (
-        litellm.RateLimitError,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-        litellm.APIConnectionError,
-        litellm.Timeout,
-    )
-    return isinstance(exc, (*transient, ConnectionError, asyncio.IncompleteReadError, StreamTimeoutError))
-
-
-_CONTEXT_PHRASES = (
-    "context length",
-    "context_length",
-    "context window",
-    "maximum context",
-    "too many tokens",
-    "prompt is too long",
-    "input is too long",
-)
-
-
-def is_context_overflow(exc: BaseException, litellm: ModuleType) -> bool:
-    """The provider refused the request because it does not fit the model's window."""
-    if isinstance(exc, litellm.ContextWindowExceededError):
-        return True
-    text = str(exc).lower()
-    return _status_of(exc) in (400, 413, None) and any(phrase in text for phrase in _CONTEXT_PHRASES)
-
-
-def estimate_cost(litellm: ModuleType, model: str, usage: Usage) -> float | None:
-    """Price with litellm's cost map, cache reads and writes at their own rates."""
-    try:
-        prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            cache_read_input_tokens=usage.cached_tokens,
-            cache_creation_input_tokens=usage.cache_write_tokens,
-        )
-    except Exception:  # unknown models have no price: show tokens only
-        return None
-    return float(prompt_cost) + float(completion_cost)
 
 
 class _CountingSink:
@@ -330,7 +118,7 @@ class LLMClient:
                 wait = self.retry.delay(attempt, retry_after_seconds(exc))
                 if attempt >= self.retry.max_retries or waited + wait > self.retry.max_total_wait_s:
                     raise LLMError(self._give_up(exc, attempt + 1, time.monotonic() - started)) from exc
-                on_retry(_retry_text(exc, wait, attempt, retry_after_seconds(exc)))
+                on_retry(retry_text(exc, wait, attempt, retry_after_seconds(exc)))
                 await asyncio.sleep(wait)
                 waited += wait
                 attempt += 1
@@ -351,7 +139,7 @@ class LLMClient:
     def _give_up(self, exc: BaseException, attempts: int, elapsed_s: float) -> str:
         return (
             f"The model call failed after {attempts} attempt{'s' if attempts != 1 else ''} over "
-            f"{elapsed_s:.0f} s: {_describe(exc)}: {exc}. The provider may be overloaded or down: run "
+            f"{elapsed_s:.0f} s: {describe_failure(exc)}: {exc}. The provider may be overloaded or down: run "
             "the cell again later, or raise max_retries / max_retry_wait_s in .goat/settings.json, "
             "or switch model with %goat config model=..."
         )
@@ -410,7 +198,7 @@ class LLMClient:
         reading = self._reading_notice(prompt)
         request = litellm.acompletion(**self._params(messages, tools, answer_cap))
         turn = AssistantTurn()
-        calls = _ToolCallAccumulator()
+        calls = ToolCallAccumulator()
         text_parts: list[str] = []
         stream: Any = None
         try:
@@ -425,7 +213,7 @@ class LLMClient:
                 if reading is not None:
                     reading.cancel()
                 timeout = self.idle_timeout_s
-                self._absorb(chunk, turn, calls, text_parts, on_text)
+                absorb(chunk, turn, calls, text_parts, on_text)
         finally:
             if reading is not None:
                 reading.cancel()
@@ -435,56 +223,6 @@ class LLMClient:
         turn.tool_calls = calls.result()
         turn.usage.cost_usd = estimate_cost(litellm, self.model, turn.usage)
         return turn
-
-    @staticmethod
-    def _absorb(
-        chunk: Any,
-        turn: AssistantTurn,
-        calls: _ToolCallAccumulator,
-        text_parts: list[str],
-        on_text: Callable[[str], None],
-    ) -> None:
-        usage = getattr(chunk, "usage", None)
-        if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
-            turn.usage.prompt_tokens = int(usage.prompt_tokens or 0)
-            turn.usage.completion_tokens = int(usage.completion_tokens or 0)
-            turn.usage.cached_tokens, turn.usage.cache_write_tokens = cache_tokens(usage)
-        for choice in as_list(getattr(chunk, "choices", None)):
-            delta = getattr(choice, "delta", None)
-            if getattr(choice, "finish_reason", None):
-                turn.finish_reason = choice.finish_reason
-            if delta is None:
-                continue
-            if getattr(delta, "content", None):
-                text = without_surrogates(delta.content)  # the model's text must encode everywhere
-                text_parts.append(text)
-                on_text(text)
-            for tool_delta in as_list(getattr(delta, "tool_calls", None)):
-                calls.add(tool_delta)
-
-
-def as_list(value: Any) -> list[Any]:
-    """A provider's optional list field as a typed list."""
-    return list(value) if isinstance(value, (list, tuple)) else []  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _describe(exc: BaseException) -> str:
-    status = _status_of(exc)
-    name = type(exc).__name__
-    return f"{name} (HTTP {status})" if status is not None else name
-
-
-def cache_tokens(usage: Any) -> tuple[int, int]:
-    """(cache reads, cache writes) from a litellm usage object, whichever fields the provider filled."""
-    details = getattr(usage, "prompt_tokens_details", None)
-    read = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None) or 0
-    written = getattr(usage, "cache_creation_input_tokens", None) or 0
-    return int(read), int(written)
-
-
-def _retry_text(exc: BaseException, wait: float, attempt: int, retry_after: float | None) -> str:
-    told = f" (the provider asked for {retry_after:g} s)" if retry_after is not None else ""
-    return f"{_describe(exc)}; retrying in {wait:.1f} s{told} (attempt {attempt + 2})"
 
 
 async def _close_quietly(stream: Any) -> None:
@@ -498,47 +236,6 @@ async def _close_quietly(stream: Any) -> None:
         except Exception:  # closing is best effort; the request already ended
             logging.getLogger(__name__).debug("closing a model stream failed", exc_info=True)
         return
-
-
-@functools.cache
-def _encoding() -> Any:
-    _import_litellm()
-    from litellm.litellm_core_utils.default_encoding import (  # pyright: ignore[reportMissingTypeStubs]
-        encoding,
-    )
-
-    return encoding
-
-
-def count_text_tokens(text: str) -> int:
-    """cl100k tokens, with the tokenizer file litellm ships (no network)."""
-    return len(_encoding().encode(text, disallowed_special=()))
-
-
-def model_limits(model: str) -> tuple[int | None, int | None]:
-    """(max input tokens, max output tokens) from litellm's model map; None when unknown."""
-    litellm = _import_litellm()
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:  # unknown or local model: the context_window setting decides
-        return None, None
-    window = info.get("max_input_tokens") or info.get("max_tokens")
-    return (int(window) if window else None), (
-        int(info["max_output_tokens"]) if info.get("max_output_tokens") else None
-    )
-
-
-def token_prices(model: str) -> tuple[float, float] | None:
-    """(dollars per prompt token, per answer token) from litellm's model map; None when unknown."""
-    litellm = _import_litellm()
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:  # unknown or local model: no price
-        return None
-    prompt, answer = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if prompt is None or answer is None:
-        return None
-    return float(prompt), float(answer)
 
 
 def _endpoint_params(settings: Settings) -> dict[str, Any]:

@@ -11,18 +11,12 @@ from typing import Any
 from goat_jupyter.agent import ledger
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
 from goat_jupyter.agent.lean import note_block
-from goat_jupyter.agent.llm import (
-    AssistantTurn,
-    LLMClient,
-    PromptInfo,
-    ToolCallRequest,
-    Usage,
-    litellm_loaded,
-    token_prices,
-)
+from goat_jupyter.agent.litellm_loader import litellm_loaded, token_prices
+from goat_jupyter.agent.llm import LLMClient, PromptInfo
 from goat_jupyter.agent.session import Message, Session, as_list
 from goat_jupyter.agent.spend import BudgetReachedError, Limits, Prices, RunSpend, answer_cap, live_budget
 from goat_jupyter.agent.text_calls import FORMAT_REMINDER, recover_call
+from goat_jupyter.agent.turns import AssistantTurn, ToolCallRequest, Usage
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput

@@ -1,4 +1,5 @@
-"""Provider misbehaviour that must never hang a cell: stalls, Retry-After, bounded retries."""
+"""Provider misbehaviour that must never hang a cell: stalls, Retry-After, bounded retries, and which
+failures a retry can fix."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -95,3 +97,55 @@ async def await_within(
     finally:
         if not task.done():
             task.cancel()
+
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+
+
+def _status_of(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def is_retryable(exc: BaseException, litellm: ModuleType) -> bool:
+    status = _status_of(exc)
+    if status is not None:
+        return status in RETRYABLE_STATUS
+    transient = (
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.APIConnectionError,
+        litellm.Timeout,
+    )
+    return isinstance(exc, (*transient, ConnectionError, asyncio.IncompleteReadError, StreamTimeoutError))
+
+
+_CONTEXT_PHRASES = (
+    "context length",
+    "context_length",
+    "context window",
+    "maximum context",
+    "too many tokens",
+    "prompt is too long",
+    "input is too long",
+)
+
+
+def is_context_overflow(exc: BaseException, litellm: ModuleType) -> bool:
+    """The provider refused the request because it does not fit the model's window."""
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return True
+    text = str(exc).lower()
+    return _status_of(exc) in (400, 413, None) and any(phrase in text for phrase in _CONTEXT_PHRASES)
+
+
+def describe_failure(exc: BaseException) -> str:
+    status = _status_of(exc)
+    name = type(exc).__name__
+    return f"{name} (HTTP {status})" if status is not None else name
+
+
+def retry_text(exc: BaseException, wait: float, attempt: int, retry_after: float | None) -> str:
+    told = f" (the provider asked for {retry_after:g} s)" if retry_after is not None else ""
+    return f"{describe_failure(exc)}; retrying in {wait:.1f} s{told} (attempt {attempt + 2})"

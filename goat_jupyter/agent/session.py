@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.agent.history import INTERRUPTED_RESULT, repaired
-from goat_jupyter.agent.llm import Usage, as_list
 from goat_jupyter.agent.spend import RunSpend
+from goat_jupyter.agent.turns import Usage, as_list
 from goat_jupyter.config.secrets import redact
 from goat_jupyter.state import SessionState
 from goat_jupyter.text import map_strings, utf8_line

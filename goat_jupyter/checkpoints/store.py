@@ -27,7 +27,7 @@ from goat_jupyter.notebook import CellInfo, find_cell
 from goat_jupyter.notebook.select import NotebookService, cell_hash
 from goat_jupyter.permissions.point import CallTool
 from goat_jupyter.tools.base import ToolContext, ToolOutput
-from goat_jupyter.tools.notebook_live import choose_backend, resolve_notebook
+from goat_jupyter.tools.notebook import choose_backend, resolve_notebook
 
 FILE_FIELDS = {"Write": "file_path", "Edit": "file_path", "Delete": "path"}
 NOT_UNDOABLE_WHY = {

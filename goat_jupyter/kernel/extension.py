@@ -92,7 +92,7 @@ def _warm_up(loop: asyncio.AbstractEventLoop | None) -> None:
         _agent_imported.set()
     if loop is not None and not loop.is_closed():
         loop.call_soon_threadsafe(_start_background_services)
-    from goat_jupyter.agent.llm import prewarm_now
+    from goat_jupyter.agent.litellm_loader import prewarm_now
 
     prewarm_now()
 

@@ -21,15 +21,20 @@ from goat_jupyter.kernel.summary import summarize
 from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Attachment, ToolContext, ToolOutput
-from goat_jupyter.tools.cell_locks import address, check_at_run
-from goat_jupyter.tools.notebook_live import choose_backend, notebook_service, resolve_notebook
-from goat_jupyter.tools.notebook_view import strip_ansi
-from goat_jupyter.tools.read_formats import prepare_image
+from goat_jupyter.tools.files import prepare_image
+from goat_jupyter.tools.notebook import (
+    address,
+    check_at_run,
+    choose_backend,
+    notebook_service,
+    resolve_notebook,
+    strip_ansi,
+)
 
 if TYPE_CHECKING:
     from goat_jupyter.kernel.capture import Output, OutputSink
-    from goat_jupyter.tools.kernel_inspect import KernelInspectInput
-    from goat_jupyter.tools.run_cell import RunCellInput
+    from goat_jupyter.tools.notebook.kernel_inspect import KernelInspectInput
+    from goat_jupyter.tools.notebook.run_cell import RunCellInput
 
 MAX_IMAGES = 10
 MAX_IMAGE_SIDE = 1024  # cell outputs (plots) reach the model at most this many pixels on the long side

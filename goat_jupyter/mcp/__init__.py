@@ -1,7 +1,7 @@
 """MCP client: servers from .mcp.json and settings, their status, resources and tool calls.
 
 It sits below tools/: the tools' Registry (a ToolTable) turns each server's tools into
-`mcp__{server}__{tool}` tools (tools/mcp_sync.py), and tools/mcp_results.py their results.
+`mcp__{server}__{tool}` tools (tools/mcp/mcp_sync.py), and tools/mcp/mcp_results.py their results.
 
 Importing this package is cheap; the `mcp` SDK is imported only when a server connects.
 """

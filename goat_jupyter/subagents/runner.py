@@ -23,7 +23,7 @@ from goat_jupyter.subagents.types import (
     tools_for,
 )
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.agent import AgentInput
+from goat_jupyter.tools.agents.agent import AgentInput
 from goat_jupyter.tools.base import ToolContext, ToolOutput
 from goat_jupyter.tools.context import required
 from goat_jupyter.tools.events import Event, EventSink, RunFinished, SubagentStarted, ToolFinished, drop_event

@@ -8,11 +8,11 @@ from goat_jupyter.errors import ConflictError, InvalidInputError
 from goat_jupyter.processes.tasks import BackgroundTask
 from goat_jupyter.subagents.runner import Subagent, SubagentRunner
 from goat_jupyter.subagents.types import subagent_type
-from goat_jupyter.tools.agent import AgentInput
+from goat_jupyter.tools.agents.agent import AgentInput
+from goat_jupyter.tools.agents.send_message import SendMessageInput
+from goat_jupyter.tools.agents.team_create import TeamCreateInput
+from goat_jupyter.tools.agents.team_delete import TeamDeleteInput
 from goat_jupyter.tools.base import ToolContext, ToolOutput
-from goat_jupyter.tools.send_message import SendMessageInput
-from goat_jupyter.tools.team_create import TeamCreateInput
-from goat_jupyter.tools.team_delete import TeamDeleteInput
 
 BROADCAST = "*"
 

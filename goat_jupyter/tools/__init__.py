@@ -1,4 +1,7 @@
-"""The tool layer: framework, registry, executor and every built-in tool.
+"""The tool layer. Here, the framework: base (Tool, ToolInput), context, output, events, decisions,
+catalog + registry, runner (the executor), redaction, builtin (the tool list). Below, one package per
+tool family (files, search, shell, notebook, web, mcp, agents, conversation), each with its tools,
+their .md descriptions and the helpers only they use.
 
 The names below load on first use, so importing a light submodule (events, output) does not import
 every tool: %load_ext reaches tools.events through the UI and must stay fast."""

@@ -6,36 +6,36 @@ import os
 from pathlib import Path
 
 from goat_jupyter.state import SessionState
-from goat_jupyter.tools.agent import AgentTool
-from goat_jupyter.tools.ask_user_question import AskUserQuestionTool
+from goat_jupyter.tools.agents.agent import AgentTool
+from goat_jupyter.tools.agents.send_message import SendMessageTool
+from goat_jupyter.tools.agents.team_create import TeamCreateTool
+from goat_jupyter.tools.agents.team_delete import TeamDeleteTool
 from goat_jupyter.tools.base import Tool, ToolInput
-from goat_jupyter.tools.bash import BashTool
-from goat_jupyter.tools.config import ConfigTool
-from goat_jupyter.tools.delete import DeleteTool
-from goat_jupyter.tools.edit import EditTool
-from goat_jupyter.tools.exit_plan_mode import ExitPlanModeTool
-from goat_jupyter.tools.glob import GlobTool
-from goat_jupyter.tools.grep import GrepTool
-from goat_jupyter.tools.kernel_inspect import KernelInspectTool
-from goat_jupyter.tools.list_mcp_resources import ListMcpResourcesTool
-from goat_jupyter.tools.ls import LSTool
-from goat_jupyter.tools.move import MoveTool
-from goat_jupyter.tools.notebook_edit import NotebookEditTool
-from goat_jupyter.tools.read import ReadTool
-from goat_jupyter.tools.read_mcp_resource import ReadMcpResourceTool
+from goat_jupyter.tools.conversation.ask_user_question import AskUserQuestionTool
+from goat_jupyter.tools.conversation.config import ConfigTool
+from goat_jupyter.tools.conversation.exit_plan_mode import ExitPlanModeTool
+from goat_jupyter.tools.conversation.todo_read import TodoReadTool
+from goat_jupyter.tools.conversation.todo_write import TodoWriteTool
+from goat_jupyter.tools.files.delete import DeleteTool
+from goat_jupyter.tools.files.edit import EditTool
+from goat_jupyter.tools.files.ls import LSTool
+from goat_jupyter.tools.files.move import MoveTool
+from goat_jupyter.tools.files.read import ReadTool
+from goat_jupyter.tools.files.write import WriteTool
+from goat_jupyter.tools.mcp.list_mcp_resources import ListMcpResourcesTool
+from goat_jupyter.tools.mcp.read_mcp_resource import ReadMcpResourceTool
+from goat_jupyter.tools.notebook.kernel_inspect import KernelInspectTool
+from goat_jupyter.tools.notebook.notebook_edit import NotebookEditTool
+from goat_jupyter.tools.notebook.run_cell import RunCellTool
 from goat_jupyter.tools.registry import Registry
-from goat_jupyter.tools.run_cell import RunCellTool
-from goat_jupyter.tools.run_code import RunCodeTool
-from goat_jupyter.tools.send_message import SendMessageTool
-from goat_jupyter.tools.task_output import BashOutputTool, TaskOutputTool
-from goat_jupyter.tools.task_stop import KillShellTool, TaskStopTool
-from goat_jupyter.tools.team_create import TeamCreateTool
-from goat_jupyter.tools.team_delete import TeamDeleteTool
-from goat_jupyter.tools.todo_read import TodoReadTool
-from goat_jupyter.tools.todo_write import TodoWriteTool
-from goat_jupyter.tools.web_fetch import WebFetchTool
-from goat_jupyter.tools.web_search import WebSearchTool
-from goat_jupyter.tools.write import WriteTool
+from goat_jupyter.tools.search.glob import GlobTool
+from goat_jupyter.tools.search.grep import GrepTool
+from goat_jupyter.tools.shell.bash import BashTool
+from goat_jupyter.tools.shell.run_code import RunCodeTool
+from goat_jupyter.tools.shell.task_output import BashOutputTool, TaskOutputTool
+from goat_jupyter.tools.shell.task_stop import KillShellTool, TaskStopTool
+from goat_jupyter.tools.web.web_fetch import WebFetchTool
+from goat_jupyter.tools.web.web_search import WebSearchTool
 
 # Seed order first (sdk-tools.d.ts), then the tools goat adds.
 _BUILTIN: tuple[type[Tool[ToolInput]], ...] = (

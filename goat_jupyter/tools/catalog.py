@@ -37,7 +37,7 @@ class ToolCatalog:
 
     def show_mcp_tools(self, manager: McpManager, conn: ServerConnection) -> None:
         """Offer exactly the tools `conn` lists now (the manager calls this on connect and on changes)."""
-        from goat_jupyter.tools.mcp_sync import server_tools
+        from goat_jupyter.tools.mcp import server_tools
 
         with self._lock:
             self.unregister_mcp_tools(f"mcp__{conn.name}__")

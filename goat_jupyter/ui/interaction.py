@@ -24,9 +24,9 @@ from goat_jupyter.ui.comm_idle import Show, current_kernel
 
 if TYPE_CHECKING:
     from goat_jupyter.config.project import Item
-    from goat_jupyter.tools.ask_user_question import AskUserQuestionInput
     from goat_jupyter.tools.base import ToolContext, ToolOutput
-    from goat_jupyter.tools.exit_plan_mode import ExitPlanModeInput
+    from goat_jupyter.tools.conversation.ask_user_question import AskUserQuestionInput
+    from goat_jupyter.tools.conversation.exit_plan_mode import ExitPlanModeInput
 
 InteractionKind = Literal["widgets", "stdin", "headless"]
 INTERACTIVE_ENV = "GOAT_INTERACTIVE"

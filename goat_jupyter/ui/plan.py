@@ -11,7 +11,7 @@ from goat_jupyter.ui.html import safe_markdown
 
 if TYPE_CHECKING:
     from goat_jupyter.tools.base import ToolContext, ToolOutput
-    from goat_jupyter.tools.exit_plan_mode import ExitPlanModeInput
+    from goat_jupyter.tools.conversation.exit_plan_mode import ExitPlanModeInput
 
 Verdict = Literal["approve", "approve_accept_edits", "keep_planning"]
 # The mode each approving verdict continues in (as Claude Code offers: ask before edits, or accept them).

@@ -154,7 +154,7 @@ def _plain_preview(tool_name: str, args: dict[str, Any]) -> Preview:
 async def notebook_diff(args: dict[str, Any], cwd: Path, notebook: Any) -> str:
     """A NotebookEdit's diff against the cell as it is now: the live one in JupyterLab (unsaved edits
     included, and a never-saved notebook too), else the .ipynb file."""
-    from goat_jupyter.tools.edit import unified_diff
+    from goat_jupyter.tools.files.edit import unified_diff
 
     path = resolve(str(args.get("notebook_path", "")), cwd)
     backend = None if notebook is None else await notebook.backend_for(path)
@@ -168,7 +168,7 @@ async def notebook_diff(args: dict[str, Any], cwd: Path, notebook: Any) -> str:
 
 def proposed_diff(tool_name: str, args: dict[str, Any], cwd: Path) -> str:
     """The unified diff an Edit or Write would make."""
-    from goat_jupyter.tools.edit import unified_diff
+    from goat_jupyter.tools.files.edit import unified_diff
 
     path = resolve(str(args.get("file_path", "")), cwd)
     before = current_text(path)
@@ -195,7 +195,7 @@ def current_text(path: Path) -> str | None:
 def edited_text(path: Path, before: str | None, args: dict[str, Any]) -> str:
     """The text after an Edit, found the way Edit finds it (exact match, else a unique near match)."""
     from goat_jupyter.errors import InvalidInputError
-    from goat_jupyter.tools.edit import plan_edit
+    from goat_jupyter.tools.files.edit import plan_edit
 
     old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
     if before is None:

@@ -10,8 +10,8 @@ from goat_jupyter.ui import style
 from goat_jupyter.ui.comm_idle import Answer, Show, ipywidgets, on_click, record_bundle, show_until_answered
 
 if TYPE_CHECKING:
-    from goat_jupyter.tools.ask_user_question import AskUserQuestionInput, Question
     from goat_jupyter.tools.base import ToolOutput
+    from goat_jupyter.tools.conversation.ask_user_question import AskUserQuestionInput, Question
 
 OTHER_PLACEHOLDER = "Other answer…"
 MULTI_SEPARATOR = ", "

@@ -13,7 +13,7 @@ from goat_jupyter.settings import Settings
 
 
 class TokenUsage(Protocol):
-    """What a model call cost (agent/llm.py's Usage)."""
+    """What a model call cost (agent/turns.py's Usage)."""
 
     @property
     def prompt_tokens(self) -> int: ...
@@ -26,7 +26,7 @@ class TokenUsage(Protocol):
 
 
 class ModelReply(Protocol):
-    """One answer of the model (agent/llm.py's AssistantTurn)."""
+    """One answer of the model (agent/turns.py's AssistantTurn)."""
 
     @property
     def text(self) -> str: ...

@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 
 from goat_jupyter.replay import ReplayServer
-from goat_jupyter.tools.notebook_view import strip_ansi
+from goat_jupyter.tools.notebook.notebook_view import strip_ansi
 from tests.agent_helpers import text_turn, tool_turn
 from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env
 from tests.notebook_frontend import FakeNotebookFrontend, new_cell

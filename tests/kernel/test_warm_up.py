@@ -12,7 +12,7 @@ FIRST_TURN_AFTER_WARM_UP = textwrap.dedent(
     """
     import asyncio, json, sys
     from pathlib import Path
-    from goat_jupyter.agent import llm
+    from goat_jupyter.agent import litellm_loader as llm
     from goat_jupyter.replay import ReplayServer
     from tests.agent_helpers import make_agent
 

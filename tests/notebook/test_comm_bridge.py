@@ -18,7 +18,7 @@ from goat_jupyter.notebook.live_notebook import LiveNotebook
 from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.context import Services
-from goat_jupyter.tools.notebook_provenance import source_hash
+from goat_jupyter.tools.notebook.notebook_provenance import source_hash
 from goat_jupyter.tools.runner import Executor, ToolCall
 from tests.notebook_frontend import FakeNotebookFrontend, LoopbackComm, loopback_opener, new_cell
 

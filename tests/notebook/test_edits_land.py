@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_notebook
 
 from goat_jupyter.notebook import CellInfo, address_label, cell_label
-from goat_jupyter.tools.notebook_edit import NotebookEditInput, NotebookEditTool
-from goat_jupyter.tools.run_cell import RunCellInput, RunCellTool
+from goat_jupyter.tools.notebook.notebook_edit import NotebookEditInput, NotebookEditTool
+from goat_jupyter.tools.notebook.run_cell import RunCellInput, RunCellTool
 from goat_jupyter.ui.preview import build_preview
 from goat_jupyter.ui.text import compact_input
 from tests.notebook.test_comm_bridge import call, frontend_with_cells, make_executor

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.tools.edit import unified_diff
+from goat_jupyter.tools.files.edit import unified_diff
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 LINES = st.lists(st.sampled_from(["a", "b", "c", "", "d d"]), max_size=40)

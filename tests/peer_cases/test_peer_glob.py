@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from goat_jupyter.tools import Registry, default_registry
-from goat_jupyter.tools.glob import walk_lister
+from goat_jupyter.tools.search.glob import walk_lister
 
 TREE = [
     "src/top.py",
@@ -33,7 +33,7 @@ def registry(request: pytest.FixtureRequest, tmp_path: Path) -> Registry:
         (tmp_path / rel).write_text(rel)
     registry = default_registry(cwd=tmp_path)
     if request.param == "walk":  # the pure-Python lister must agree with rg's
-        from goat_jupyter.tools.glob import GlobTool
+        from goat_jupyter.tools.search.glob import GlobTool
 
         registry.register(GlobTool(lister=walk_lister))
     return registry

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from goat_jupyter.errors import InvalidInputError
-from goat_jupyter.tools.edit import find_replacements
-from goat_jupyter.tools.edit_match import apply
+from goat_jupyter.tools.files.edit import find_replacements
+from goat_jupyter.tools.files.edit_match import apply
 
 PATH = Path("/ws/f.py")
 WORD = st.text(alphabet="abcxyz=()'\"\u201c\u201d:.", min_size=1, max_size=6)

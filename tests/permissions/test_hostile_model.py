@@ -17,7 +17,7 @@ from goat_jupyter.settings import PermissionMode, load_settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.events import ToolFinished
-from goat_jupyter.tools.mcp_tool import McpTool
+from goat_jupyter.tools.mcp.mcp_tool import McpTool
 from goat_jupyter.tools.runner import Executor
 from tests.agent_helpers import assert_history_valid, make_agent, text_turn
 

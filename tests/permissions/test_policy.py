@@ -20,7 +20,7 @@ from goat_jupyter.permissions.policy import (
 from goat_jupyter.settings import load_settings
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
-from goat_jupyter.tools.mcp_tool import McpTool
+from goat_jupyter.tools.mcp.mcp_tool import McpTool
 from goat_jupyter.tools.runner import Executor
 
 

@@ -14,9 +14,9 @@ from typing import Any
 from goat_jupyter.replay import ReplayServer, to_cassette
 from goat_jupyter.replay.cassette import AnyTurn
 from goat_jupyter.replay.player import PickedTurn, ScriptPlayer
-from goat_jupyter.tools.send_message import SendMessageTool
-from goat_jupyter.tools.team_create import TeamCreateTool
-from goat_jupyter.tools.team_delete import TeamDeleteTool
+from goat_jupyter.tools.agents.send_message import SendMessageTool
+from goat_jupyter.tools.agents.team_create import TeamCreateTool
+from goat_jupyter.tools.agents.team_delete import TeamDeleteTool
 from tests.subagents.test_subagents import PARENT, Rig, make_rig, parent_turn
 
 TEAM_TOOLS = (TeamCreateTool(), SendMessageTool(), TeamDeleteTool())

@@ -21,7 +21,7 @@ from goat_jupyter.permissions.policy import RulePolicy
 from goat_jupyter.settings import load_settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput
-from goat_jupyter.tools.mcp_tool import McpTool
+from goat_jupyter.tools.mcp.mcp_tool import McpTool
 from goat_jupyter.tools.runner import Executor, HookOutcome, NoHooks
 from tests.permissions.test_hostile_model import DenyingApprover
 

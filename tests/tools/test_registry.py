@@ -11,7 +11,7 @@ import pytest
 
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import Registry, Tool, ToolContext, ToolInput, ToolOutput, default_registry
-from goat_jupyter.tools.mcp_tool import McpTool
+from goat_jupyter.tools.mcp.mcp_tool import McpTool
 
 SEED_ORDER = [
     "Agent",

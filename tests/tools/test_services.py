@@ -12,11 +12,11 @@ import pytest
 from goat_jupyter.mcp import McpManager
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, default_registry
+from goat_jupyter.tools.agents.send_message import SendMessageTool
+from goat_jupyter.tools.agents.team_create import TeamCreateTool
+from goat_jupyter.tools.agents.team_delete import TeamDeleteTool
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
-from goat_jupyter.tools.send_message import SendMessageTool
-from goat_jupyter.tools.team_create import TeamCreateTool
-from goat_jupyter.tools.team_delete import TeamDeleteTool
 from goat_jupyter.web import WebService
 
 QUESTION = {

@@ -16,10 +16,10 @@ from goat_jupyter.agent.session import Session
 from goat_jupyter.errors import NotAvailableError
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.tools import default_registry
-from goat_jupyter.tools.ask_user_question import AskUserQuestionInput
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.context import Services
-from goat_jupyter.tools.exit_plan_mode import ExitPlanModeInput
+from goat_jupyter.tools.conversation.ask_user_question import AskUserQuestionInput
+from goat_jupyter.tools.conversation.exit_plan_mode import ExitPlanModeInput
 from goat_jupyter.tools.runner import Executor, ToolCall
 from goat_jupyter.ui import CellRenderer, comm_idle, style
 from goat_jupyter.ui.interaction import (

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.tools.test_read import make_pdf
+from tests.tools.files.test_read import make_pdf
 
 
 @dataclass

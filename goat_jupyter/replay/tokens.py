@@ -76,7 +76,7 @@ def update_cassette(path: str | os.PathLike[str], entries: Iterable[dict[str, An
 
 
 def _count(**what: Any) -> int:
-    """litellm's token_counter, also where goat turned it off for speed (in a kernel, agent/llm.py)."""
+    """litellm's token_counter, also where goat turned it off for speed (in a kernel, agent/litellm_loader.py)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
     import litellm
 

@@ -1,7 +1,7 @@
 /**
  * Provenance you can follow: the badge of a cell goat wrote says which model and `%%goat` prompt
  * made it and whether the user edited it since (the stamp's `source_hash` is SHA-256 of the UTF-8
- * source, first 16 hex digits, as goat_jupyter/tools/notebook_provenance.py computes it); a click
+ * source, first 16 hex digits, as goat_jupyter/tools/notebook/notebook_provenance.py computes it); a click
  * on the badge scrolls to that `%%goat` cell, a click on a footer link (`a[data-goat-cell]` or
  * `href="#goat-cell=ID"`, which survives the sanitizer of untrusted outputs) scrolls to the cell.
  */

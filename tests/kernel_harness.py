@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -245,6 +246,19 @@ def replay_kernel_env(home: Path, url: str, *, mode: str = "bypassPermissions") 
         "GOAT_HOME": str(home),
         "GOAT_PERMISSION_MODE": mode,
     }
+
+
+@contextlib.asynccontextmanager
+async def goat_kernel(
+    workspace: Path, url: str, *, mode: str = "bypassPermissions"
+) -> AsyncIterator[KernelSession]:
+    """A kernel in `workspace` with goat loaded, talking to the replay server at `url` (~/.goat beside it)."""
+    async with KernelSession(
+        workspace, replay_kernel_env(workspace.parent / "home", url, mode=mode)
+    ) as session:
+        loaded = await session.execute("%load_ext goat_jupyter")
+        assert loaded.status == "ok", loaded.messages
+        yield session
 
 
 def prepare_workspace(workspace: Path) -> None:

@@ -28,6 +28,7 @@ from tests.kernel_harness import (
     REPO_ROOT,
     CellResult,
     KernelSession,
+    goat_kernel,
     prepare_workspace,
     replay_kernel_env,
     wait_for,
@@ -94,11 +95,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def kernel(server: ReplayServer, workspace: Path) -> AsyncIterator[KernelSession]:
-    async with KernelSession(
-        workspace, replay_kernel_env(workspace.parent / "home", server.url, mode="default")
-    ) as session:
-        loaded = await session.execute("%load_ext goat_jupyter")
-        assert loaded.status == "ok", loaded.messages
+    async with goat_kernel(workspace, server.url, mode="default") as session:
         yield session
 
 

@@ -22,7 +22,7 @@ from jupyter_client.asynchronous.client import AsyncKernelClient
 
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env, wait_for
+from tests.kernel_harness import KernelSession, goat_kernel, prepare_workspace, wait_for
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
 
@@ -49,9 +49,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def kernel(server: ReplayServer, workspace: Path) -> AsyncIterator[KernelSession]:
-    env = replay_kernel_env(workspace.parent / "home", server.url, mode="default")
-    async with KernelSession(workspace, env) as session:
-        assert (await session.execute("%load_ext goat_jupyter")).status == "ok"
+    async with goat_kernel(workspace, server.url, mode="default") as session:
         yield session
 
 

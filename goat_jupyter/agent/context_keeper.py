@@ -163,9 +163,8 @@ class ContextKeeper:
         return state.system
 
     def preamble(self) -> list[Message]:
-        """The workspace's facts and instructions, right after the prefix that caches across sessions."""
-        if self.system_override is not None:
-            return []
+        """The workspace's facts and instructions, right after the prefix that caches across sessions
+        (a subagent's too: its system prompt names no folder)."""
         state = self.session.context
         if state.preamble is None:
             state.preamble = session_context(self.session)

@@ -251,7 +251,7 @@ class SubagentRunner:
             events,
             max_turns=max_turns or settings.max_turns,
             agent_id=agent.id,
-            system=subagent_system_prompt(agent.kind, agent.session, agent.note),
+            system=subagent_system_prompt(agent.kind, agent.note),
             notices=notices,
             spend=ctx.session.run_spend if isinstance(ctx.session, Session) else None,
         )

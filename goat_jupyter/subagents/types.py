@@ -5,11 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from goat_jupyter.agent.prompts import _instructions as project_instructions  # pyright: ignore[reportPrivateUsage]
-from goat_jupyter.agent.prompts import environment_facts
 from goat_jupyter.errors import InvalidInputError, PermissionDeniedError
 from goat_jupyter.settings import PERMISSION_MODES, PermissionMode, Settings
-from goat_jupyter.state import SessionState
 from goat_jupyter.tools.base import Tool
 from goat_jupyter.tools.catalog import ToolCatalog
 
@@ -90,14 +87,10 @@ def tools_for(kind: SubagentType, parent: ToolCatalog) -> ToolCatalog:
     return parent.subset([tool.name for tool in parent.tools() if kind.allows(tool)])
 
 
-def subagent_system_prompt(kind: SubagentType, state: SessionState, extra: str = "") -> str:
-    sections = [
-        COMMON_PROMPT,
-        kind.prompt,
-        extra,
-        environment_facts(state),
-        project_instructions(state.workspace),
-    ]
+def subagent_system_prompt(kind: SubagentType, extra: str = "") -> str:
+    """The same for every session and folder: the workspace's facts and instructions follow the tool
+    definitions (the preamble, then reminders), so a server's prompt cache serves every subagent."""
+    sections = [COMMON_PROMPT, kind.prompt, extra]
     return "\n\n".join(section for section in sections if section)
 
 

@@ -7,6 +7,7 @@ child's request contains (its prompt or its system prompt), so each finds its ow
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -283,7 +284,8 @@ async def test_resume_continues_with_the_childs_history(tmp_path: Path) -> None:
         await rig.agent.run(f"{PARENT}: second")
         second = requests_with(server, "CHILD-R1")[1]
     contents = [m.get("content") for m in second["messages"]]
-    assert contents[1:] == [
+    assert "Workspace root:" in str(contents[1]), "the preamble (the folder's facts) follows the prefix"
+    assert contents[2:] == [
         "CHILD-R1: remember the number 42",
         "I will remember 42.",
         "CHILD-R2: which number was it?",
@@ -469,3 +471,28 @@ async def test_a_subagents_spend_counts_against_the_parents_run_budget(tmp_path:
     assert result.stop_reason == "budget"
     assert child_requests == 2 and parent_requests == 1
     assert rig.tool_results()[0].startswith("found it")
+
+
+async def test_a_subagents_prefix_names_no_folder_so_it_caches_across_sessions(tmp_path: Path) -> None:
+    """Issue 23: a subagent's system prompt and tools are byte-identical in two folders; the folder,
+    the date and the project's instructions come after them."""
+    prefixes: list[str] = []
+    for folder in (tmp_path / "alpha", tmp_path / "beta" / "other place"):
+        folder.mkdir(parents=True)
+        (folder / "AGENTS.md").write_text(f"Instructions of {folder.name}.\n")
+        turns = [
+            parent_turn(agent_call("CHILD-CACHE: look around", subagent_type="Explore")),
+            parent_turn(text="Looked."),
+            {"match": "CHILD-CACHE", "text": "Nothing to see."},
+        ]
+        with ReplayServer(turns) as server:
+            rig = make_rig(folder, server.url)
+            await rig.agent.run(f"{PARENT}: delegate")
+            [child] = requests_with(server, "CHILD-CACHE")
+        system = child["messages"][0]
+        prefix = json.dumps(system, ensure_ascii=False) + json.dumps(child["tools"], ensure_ascii=False)
+        assert str(folder) not in prefix and "Today's date" not in prefix
+        later = json.dumps(child["messages"][1:], ensure_ascii=False)
+        assert str(folder) in later and f"Instructions of {folder.name}." in later
+        prefixes.append(prefix)
+    assert prefixes[0].encode() == prefixes[1].encode()

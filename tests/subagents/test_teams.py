@@ -146,7 +146,8 @@ async def test_message_to_a_finished_member_continues_it_and_unknown_names_fail(
         await rig.session.tasks.wait("agent_1", 10)
         await rig.agent.run(f"{PARENT}: message them")
         again = await rig.session.tasks.wait("agent_2", 10)
-        history = [m.get("content") for m in member_requests(server, "alpha")[1]["messages"][1:]]
+        # After the system prompt: the preamble (the folder's facts), then the member's own history.
+        history = [m.get("content") for m in member_requests(server, "alpha")[1]["messages"][2:]]
     continued, unknown = rig.tool_results()[1:]
     assert "agent_2" in continued
     assert unknown.startswith("Error: ") and "gamma" in unknown and "crew/alpha" in unknown

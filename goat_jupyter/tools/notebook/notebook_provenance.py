@@ -8,12 +8,14 @@ The labextension's badge computes the same hash (SHA-256 of the UTF-8 source, fi
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.errors import PermissionDeniedError
 from goat_jupyter.notebook import CellInfo, cell_label
+from goat_jupyter.permissions.cell_tags import LOCK_TAGS, REFUSE_TAGS, tag_key, tags_of
 from goat_jupyter.tools.base import ToolContext
 
 HASH_DIGITS = 16
@@ -84,9 +86,56 @@ def holds_notebook(path: Path) -> bool:
 
 
 def refuse_notebook_rewrite(ctx: ToolContext, path: Path, verb: str) -> None:
-    """In tutor style, no file tool may overwrite or remove a notebook (and so the student's cells)."""
+    """No file tool may overwrite or remove a notebook whose cells the user guards: in tutor style
+    (the student's cells), and in any style when a cell is tagged goat:locked, :ask, :no-edit."""
     if ctx.session.settings.output_style == "tutor" and holds_notebook(path):
         raise PermissionDeniedError(
             f"Not changed: to {verb} {path} would overwrite or remove the student's notebook cells, and "
             f"{TUTOR_REFUSAL} (with NotebookEdit)."
         )
+    if guarded := guarded_cells(path, ctx.session.workspace):
+        raise PermissionDeniedError(
+            f"Not changed: to {verb} {path} would change cells the user guards ({guarded}). Change the "
+            "notebook with NotebookEdit, which asks the user for a locked cell and leaves the others alone."
+        )
+
+
+GUARD_TAGS = frozenset(tag_key(tag) for tag in (*LOCK_TAGS, REFUSE_TAGS["edit"]))
+
+
+def guarded_cells(path: Path, workspace: Path) -> str:
+    """The cells of the notebook(s) at `path` tagged as the user's locks, named for a message. A
+    folder is searched only inside the workspace (outside it, deleting a folder asks anyway)."""
+    found: list[str] = []
+    files = [path] if _is_notebook_file(path) else []
+    if os.path.isdir(path) and not os.path.islink(path):
+        inside = Path(os.path.realpath(path)).is_relative_to(os.path.realpath(workspace))
+        files = sorted(_notebooks_below(path)) if inside else []
+    for file in files:
+        for index, tags in enumerate(_cell_tags(file)):
+            hit = sorted(t for t in tags if tag_key(t) in GUARD_TAGS)
+            if hit:
+                found.append(f"{file.name} cell {index + 1}: {hit[0]}")
+    return "; ".join(found[:5]) + (" …" if len(found) > 5 else "")
+
+
+def _is_notebook_file(path: Path) -> bool:
+    spellings = (path, Path(os.path.realpath(path)))
+    return os.path.isfile(path) and any(p.suffix.lower() == ".ipynb" for p in spellings)
+
+
+def _notebooks_below(folder: Path) -> list[Path]:
+    found: list[Path] = []
+    for root, _dirs, names in os.walk(folder):  # unreadable folders are skipped, not raised
+        found += [Path(root, name) for name in names if name.lower().endswith(".ipynb")]
+    return found
+
+
+def _cell_tags(file: Path) -> list[tuple[str, ...]]:
+    try:
+        notebook: Any = json.loads(file.read_text(encoding="utf-8"))
+        cells: list[Any] = notebook.get("cells") or []
+        metadata: list[dict[str, Any]] = [cell.get("metadata") or {} for cell in cells]
+        return [tags_of(each) for each in metadata]
+    except (OSError, ValueError, AttributeError):  # not a notebook goat can read: nothing guarded
+        return []

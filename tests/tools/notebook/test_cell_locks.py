@@ -318,3 +318,43 @@ def test_every_spelling_of_a_goat_tag_holds(data: st.DataObject) -> None:
     assert refusal("edit", cell("goat:no-edit")) is not None
     assert lock_guard("edit", cell(data.draw(st.sampled_from(["goat:locked", "goat:ask"])))) is not None
     assert refusal("run", cell("goat:no-edit")) is None and lock_guard("run", cell("goat:no-run")) is None
+
+
+@pytest.mark.parametrize("tag", ["goat:locked", "Goat: Ask", "goat:no-edit"])
+async def test_file_tools_never_rewrite_a_notebook_that_holds_a_guarded_cell(
+    tmp_path: Path, tag: str
+) -> None:
+    """Write, Edit, Delete and Move would reach a locked cell around NotebookEdit: refused in every mode,
+    under every name of the file (a symlink, a folder that holds it)."""
+    cells = [new_cell("code", "x = 1"), {**new_cell("code", "train()"), "metadata": {"tags": [tag]}}]
+    notebook = tmp_path / "work" / "lesson.ipynb"
+    notebook.parent.mkdir()
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    (tmp_path / "alias.txt").symlink_to(notebook)
+    (tmp_path / "plain.ipynb").write_text(json.dumps({"cells": [new_cell("code", "y = 2")], "metadata": {}}))
+    registry = default_registry(cwd=tmp_path)
+    registry.session.settings.permission_mode = "bypassPermissions"
+    executor = Executor(registry, registry.session)
+    before = notebook.read_bytes()
+
+    async def call(tool: str, args: dict[str, Any]) -> ToolOutput:
+        return await executor.run_one(ToolCall(f"c-{tool}-{len(args)}", tool, args))
+
+    for spelling in ("work/lesson.ipynb", "./work/../work/lesson.ipynb", "alias.txt"):
+        await call("Read", {"file_path": spelling})
+        attempts = [
+            ("Write", {"file_path": spelling, "content": "{}"}),
+            ("Edit", {"file_path": spelling, "old_string": "train()", "new_string": "pass"}),
+            ("Delete", {"path": spelling}),
+            ("Move", {"from": spelling, "to": "moved.ipynb"}),
+            ("Move", {"from": "plain.ipynb", "to": spelling, "overwrite": True}),
+        ]
+        for tool, args in attempts:
+            out = await call(tool, args)
+            assert out.is_error and "cells the user guards" in out.content, (tool, spelling, out.content)
+    out = await call("Delete", {"path": "work", "recursive": True})
+    assert out.is_error and "lesson.ipynb cell 2" in out.content
+    assert notebook.read_bytes() == before and (tmp_path / "plain.ipynb").exists()
+    # A notebook without guarded cells stays a file like any other.
+    await call("Read", {"file_path": "plain.ipynb"})
+    assert not (await call("Write", {"file_path": "plain.ipynb", "content": "{}"})).is_error

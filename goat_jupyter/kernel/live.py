@@ -28,7 +28,7 @@ class LiveRun:
     execution_count: int
 
 
-_runs: list[LiveRun] = []  # a stack: a %%goat cell runs at a time, but RunCell may nest one
+_runs: list[LiveRun] = []  # the %%goat cells executing now: one on the main shell, more on subshells
 
 
 def install() -> None:

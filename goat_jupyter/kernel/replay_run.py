@@ -50,11 +50,11 @@ async def choose_recording(
         return None
     if goat.session.settings.replay == "never" and not options.replay:
         return None
-    paths = notebooks(goat)
-    found = find_recording(paths, prompt)
+    kept = recordings_in(notebooks(goat))  # each notebook is read once
+    found = next((recording for _owner, recording in kept if recording.prompt == prompt), None)
     if found is not None:
         return Chosen(found)
-    own = find_cell_recording(paths, cell_id)
+    own = next((recording for owner, recording in kept if cell_id and owner == cell_id), None)
     if own is None:
         return None
     if must_replay(goat, options):
@@ -96,28 +96,9 @@ def notebooks(goat: GoatRuntime) -> list[Path]:
     return sorted(Path.cwd().glob("*.ipynb"))
 
 
-def find_recording(paths: list[Path], prompt: str) -> Recording | None:
-    for path in paths:
-        for found in _recordings(path):
-            if found.prompt == prompt:
-                return found
-    return None
-
-
-def find_cell_recording(paths: list[Path], cell_id: str | None) -> Recording | None:
-    """The recording kept in the outputs of the cell with this id (its prompt may have changed)."""
-    if not cell_id:
-        return None
-    for path in paths:
-        for owner, found in _cell_recordings(path):
-            if owner == cell_id:
-                return found
-    return None
-
-
-def _recordings(path: Path) -> Iterator[Recording]:
-    for _owner, found in _cell_recordings(path):
-        yield found
+def recordings_in(paths: list[Path]) -> list[tuple[str, Recording]]:
+    """Every recording kept in these notebooks, with the id of the cell that holds it."""
+    return [found for path in paths for found in _cell_recordings(path)]
 
 
 def _cell_recordings(path: Path) -> Iterator[tuple[str, Recording]]:

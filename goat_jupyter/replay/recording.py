@@ -93,8 +93,10 @@ class Recording(_Lenient):
 
     def summary(self) -> str:
         calls = sum(len(turn.tool_calls) for turn in self.turns)
+        turns = len(self.turns)
         return (
-            f"goat: recorded session ({self.model or 'model'}, {len(self.turns)} turns, {calls} tool calls)"
+            f"goat: recorded session ({self.model or 'model'}, {turns} turn{'' if turns == 1 else 's'}, "
+            f"{calls} tool call{'' if calls == 1 else 's'})"
         )
 
 

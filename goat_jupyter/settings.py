@@ -7,102 +7,25 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import Any, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import ValidationError
 
 from goat_jupyter.config.claude_files import claude_permissions
+from goat_jupyter.config.limits import lowered_limits
 from goat_jupyter.config.managed import load_managed
+from goat_jupyter.config.model import OUTPUT_STYLES as OUTPUT_STYLES
+from goat_jupyter.config.model import PERMISSION_MODES as PERMISSION_MODES
+from goat_jupyter.config.model import REPLAY_MODES as REPLAY_MODES
+from goat_jupyter.config.model import USER, Settings, fields_of, resolve_names
+from goat_jupyter.config.model import OutputStyle as OutputStyle
+from goat_jupyter.config.model import PermissionMode as PermissionMode
+from goat_jupyter.config.model import PermissionRules as PermissionRules
+from goat_jupyter.config.model import ReplayMode as ReplayMode
+from goat_jupyter.config.model import ToolProfile as ToolProfile
 from goat_jupyter.config.project import allow_key, goat_home, read_project, trusted_goat_settings
 from goat_jupyter.config.trust import approval_for
 from goat_jupyter.errors import InvalidInputError
-
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
-ToolProfile = Literal["auto", "full", "lean"]
-PERMISSION_MODES: tuple[PermissionMode, ...] = (
-    "default",
-    "acceptEdits",
-    "plan",
-    "bypassPermissions",
-    "dontAsk",
-)
-
-OutputStyle = Literal["default", "explain", "tutor"]
-OUTPUT_STYLES: tuple[OutputStyle, ...] = ("default", "explain", "tutor")
-ReplayMode = Literal["auto", "always", "never"]  # a %%goat cell's recording: kernel/replay_run.py
-REPLAY_MODES: tuple[ReplayMode, ...] = ("auto", "always", "never")
-
-
-class PermissionRules(BaseModel):
-    """Claude Code's `permissions` block."""
-
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    allow: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
-    default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
-
-
-class Settings(BaseModel):
-    """Everything a user can configure; unknown keys in files are ignored, not fatal."""
-
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, validate_assignment=True)
-
-    model: str = "gpt-4o-mini"
-    small_model: str | None = None
-    permission_mode: PermissionMode = "default"
-    output_style: OutputStyle = "default"  # agent/styles.py
-    replay: ReplayMode = "auto"
-    max_turns: int = Field(default=50, ge=1, le=1000)
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, ge=1)
-    show_usage: bool = True
-    max_retries: int = Field(default=4, ge=0, le=20)
-    retry_base_delay_s: float = Field(default=1.0, ge=0, le=60)
-    web_search_provider: str = "duckduckgo"
-    # Long sessions (issue 11): the window, when to compact, timeouts and retry bounds.
-    context_window: int | None = Field(default=None, ge=1024)  # for models litellm does not know
-    compact_at: float = Field(default=0.85, gt=0.1, le=0.95)  # share of the usable window
-    keep_recent_tokens: int = Field(default=40_000, ge=0)  # tool outputs newer than this stay whole
-    prompt_caching: bool = True
-    first_token_timeout_s: float = Field(default=120.0, gt=0)
-    idle_timeout_s: float = Field(default=60.0, gt=0)
-    max_retry_after_s: float = Field(default=120.0, ge=0)
-    max_retry_wait_s: float = Field(default=300.0, ge=0)
-    model_aliases: dict[str, str] = Field(default_factory=dict)
-    # Budgets (dollars from litellm's prices; tokens counted for models without a price).
-    max_cost_per_run: float | None = Field(default=None, ge=0)
-    max_cost_per_session: float | None = Field(default=None, ge=0)
-    max_tokens_per_run: int | None = Field(default=None, ge=1)
-    max_cost_per_user_per_day: float | None = Field(default=None, ge=0)  # agent/ledger.py
-    # "Revert this run": how much a run may copy of kernel objects its code may change in place.
-    revert_memory_mb: float = Field(default=200.0, ge=0)
-    # Small and local models (issue 23): where the model is served, the tool set, text tool calls.
-    api_base: str | None = None  # an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8089/v1
-    tool_profile: ToolProfile = "auto"  # auto: lean for small windows and endpoints on this machine
-    text_tool_calls: bool = True  # run one well-formed tool call a model wrote as text
-    local_prompt_tokens_per_s: float = Field(default=20.0, gt=0)  # slowest prompt reading expected
-    permissions: PermissionRules = Field(default_factory=PermissionRules)
-    hooks: dict[str, Any] = Field(default_factory=dict)
-    mcp_servers: dict[str, Any] = Field(default_factory=dict, alias="mcpServers")
-    # What the managed policy refused of the files and the environment, one sentence each.
-    _managed_notes: list[str] = PrivateAttr(default_factory=lambda: list[str]())
-    _managed_broken: str | None = PrivateAttr(default=None)
-
-    @property
-    def managed_notes(self) -> list[str]:
-        return self._managed_notes
-
-    @property
-    def managed_broken(self) -> str | None:
-        """Set when the managed policy could not be applied: goat refuses to run (fail closed)."""
-        return self._managed_broken
-
-    @managed_broken.setter
-    def managed_broken(self, text: str | None) -> None:
-        self._managed_broken = text
-
 
 # Settings the Config tool and `%goat config` may change at runtime (flat, scalar values).
 RUNTIME_KEYS: tuple[str, ...] = (
@@ -124,7 +47,7 @@ RUNTIME_KEYS: tuple[str, ...] = (
 
 # Settings only the user may change at runtime (`%goat config`), never the model's Config tool:
 # an endpoint the model chose could receive the conversation and the API key.
-USER_KEYS: tuple[str, ...] = ("api_base", "context_window", "tool_profile", "text_tool_calls")
+USER_KEYS: tuple[str, ...] = fields_of(USER)
 
 _ENV_KEYS = {
     "GOAT_MODEL": "model",
@@ -150,7 +73,7 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
         old = merged.get(key)
         if key in ("permissions", "hooks") and isinstance(value, dict) and isinstance(old, dict):
             merged[key] = _join_lists(cast("dict[str, Any]", old), cast("dict[str, Any]", value))
-        elif key == "mcpServers" and isinstance(value, dict) and isinstance(old, dict):
+        elif key == "mcp_servers" and isinstance(value, dict) and isinstance(old, dict):
             merged[key] = {**cast("dict[str, Any]", old), **cast("dict[str, Any]", value)}
         else:
             merged[key] = value
@@ -178,27 +101,41 @@ def workspace_settings_path(workspace: Path) -> Path:
 def load_settings(workspace: Path, environ: dict[str, str] | None = None) -> Settings:
     """Layer the user file, the workspace file and the environment over the defaults.
 
-    The workspace's files count only with what folder trust approved of their widening parts
-    (config/trust.py): until then its servers, hooks, allow rules and wider modes are left out.
-    A file with invalid values is skipped, the workspace's first, so it cannot drop the user's rules.
+    Every file is read under the settings' own field names first (config/model.py), so each rule
+    sees one spelling. The workspace's files count only with what folder trust approved of their
+    widening parts (config/trust.py): until then its servers, hooks, allow rules, wider modes and
+    user-only settings are left out, and its limits apply only where they lower the user's. A file
+    with invalid values is skipped, the workspace's first, so it cannot drop the user's rules.
     """
     env = os.environ if environ is None else environ
     approval = approval_for(workspace, env)
-    project = trusted_goat_settings(read_project(workspace).goat, approval.covers)
     claude = claude_permissions(workspace, project_allow=lambda rule: approval.covers(allow_key(rule)))
-    user = _read_json(user_settings_path())
-    for layers in ((claude, user, project), (claude, user), ()):
+    user = _merge(claude, resolve_names(_read_json(user_settings_path())))
+    trusted = trusted_goat_settings(read_project(workspace).goat, approval.covers)
+    project, notes = lowered_limits(trusted, _validated_or_defaults(user))
+    for layers in ((user, project), (user,), ()):
         data: dict[str, Any] = {}
         for layer in layers:
             data = _merge(data, layer)
         try:
-            return _managed(_with_environment(data, env), env)
+            settings = _managed(_with_environment(data, env), env)
         except ValidationError:
             continue
+        settings.project_notes.extend(notes if len(layers) == 2 else [])
+        return settings
     settings = Settings.model_validate(_with_environment({}, env))  # broken files: defaults + environment
     if load_managed(env).active:  # the policy's own values are invalid: never run without it
         settings.managed_broken = "The managed policy holds a value goat cannot use, so goat does not run until your administrator fixes it."
     return settings
+
+
+def _validated_or_defaults(data: dict[str, Any]) -> Settings:
+    """The user's own layers as settings (the defaults when they are invalid: then nothing of the
+    project applies anyway)."""
+    try:
+        return Settings.model_validate(data)
+    except ValidationError:
+        return Settings()
 
 
 def _managed(data: dict[str, Any], env: Mapping[str, str]) -> Settings:
@@ -215,7 +152,7 @@ def _managed(data: dict[str, Any], env: Mapping[str, str]) -> Settings:
 def _with_environment(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     data = dict(data)
     rules = data.get("permissions")
-    start_mode = cast("dict[str, Any]", rules).get("defaultMode") if isinstance(rules, dict) else None
+    start_mode = cast("dict[str, Any]", rules).get("default_mode") if isinstance(rules, dict) else None
     if start_mode and "permission_mode" not in data:
         data["permission_mode"] = start_mode  # Claude Code's way to set the starting mode
     for var, key in _ENV_KEYS.items():

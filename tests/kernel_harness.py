@@ -270,12 +270,12 @@ def prepare_workspace(workspace: Path) -> None:
 def trust_workspace(workspace: Path, goat_home: Path) -> None:
     """Trust the workspace's project files in the kernel's GOAT_HOME, as `%goat trust` does (call it
     after writing them: anything added later is not trusted)."""
-    from goat_jupyter.config.trust import trust_folder
+    from goat_jupyter.config.trust import folder_state, trust_folder
 
     saved = os.environ.get("GOAT_HOME")
     os.environ["GOAT_HOME"] = str(goat_home)
     try:
-        trust_folder(workspace)
+        trust_folder(workspace, folder_state(workspace).digest)
     finally:
         if saved is None:
             del os.environ["GOAT_HOME"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.config.claude_files import read_object
+from goat_jupyter.config.model import resolve_names
 
 MANAGED_FILE = "managed-settings.json"
 FRAGMENTS = "managed-settings.d"
@@ -135,8 +136,9 @@ class ManagedPolicy:
 
     @property
     def forced(self) -> dict[str, Any]:
+        """The settings the policy sets outright, under their field names (as `apply`'s data)."""
         skip = POLICY_KEYS | set(CEILINGS)
-        return {k: v for k, v in self.data.items() if k not in skip}
+        return resolve_names({k: v for k, v in self.data.items() if k not in skip})
 
     def tool_disabled(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.disabled_tools)
@@ -168,7 +170,8 @@ class ManagedPolicy:
         return None
 
     def apply(self, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-        """`data` (every other layer merged) with this policy on top; a note for each value it refused."""
+        """`data` (every other layer merged, under field names) with this policy on top; a note for
+        each value it refused."""
         data = dict(data)
         notes = [self._force(data, key, value) for key, value in self.forced.items()]
         notes += [self._cap(data, key) for key in self.ceilings]
@@ -200,14 +203,12 @@ class ManagedPolicy:
 
     def _drop_servers(self, data: dict[str, Any]) -> list[str | None]:
         notes: list[str | None] = []
-        for key in ("mcpServers", "mcp_servers"):
-            servers = data.get(key)
-            if not isinstance(servers, dict):
-                continue
+        servers = data.get("mcp_servers")
+        if isinstance(servers, dict):
             named = cast("dict[str, Any]", servers)
             kept = {n: v for n, v in named.items() if self.server_allowed(n)}
             notes += [f"MCP server '{n}' is not allowed by {self.reason}." for n in named if n not in kept]
-            data[key] = kept
+            data["mcp_servers"] = kept
         return notes
 
     def _add_rules(self, data: dict[str, Any]) -> None:
@@ -215,8 +216,8 @@ class ManagedPolicy:
         block = dict(cast("dict[str, Any]", block)) if isinstance(block, dict) else {}
         for kind in ("deny", "ask"):
             block[kind] = [*_strings(block.get(kind)), *self.rules(kind)]
-        if not self.mode_allowed(str(block.get("defaultMode", "default"))):
-            block.pop("defaultMode")
+        if not self.mode_allowed(str(block.get("default_mode", "default"))):
+            block.pop("default_mode", None)
         data["permissions"] = block
 
     def describe(self) -> list[str]:

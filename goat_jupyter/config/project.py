@@ -5,12 +5,17 @@ Project files: `.goat/settings.json`, `.mcp.json`, `.claude/settings.json` and
 `.claude/settings.local.json` of the workspace (the files goat reads; a file that is also the user's
 own, e.g. with the workspace at `~`, is the user's). Widening parts: MCP servers (each entry whole:
 command, arguments, environment, URL, headers), command hooks (event, matcher, command), allow rules
-and a permission mode other than default/plan/dontAsk (`permission_mode`, `permissions.defaultMode`).
-Everything else (deny and ask rules, the model, limits) only narrows or changes no rights.
+a permission mode other than default/plan/dontAsk (`permission_mode`, `permissions.defaultMode`)
+and every user-only setting (`api_base`: an endpoint would receive the key; config/model.py's
+Scope.USER). Limits apply only where they lower the user's (config/limits.py); everything else
+(deny and ask rules, the model) only narrows or changes no rights. `.goat/settings.json` is read
+under the settings' own field names (`mcpServers` and `mcp_servers` are one setting), so every
+spelling pydantic accepts is listed and filtered here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -20,11 +25,12 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from goat_jupyter.config.claude_files import claude_settings_files, home_dir, read_object
+from goat_jupyter.config.model import USER, fields_of, resolve_names
 
 NARROW_MODES = frozenset({"default", "plan", "dontAsk"})
 GOAT_SETTINGS = Path(".goat") / "settings.json"
 MCP_JSON = ".mcp.json"
-ItemKind = Literal["server", "hook", "allow", "mode"]
+ItemKind = Literal["server", "hook", "allow", "mode", "setting"]
 Covers = Callable[[str], bool]  # whether an item key is approved
 
 
@@ -50,6 +56,10 @@ def hook_key(event: str, matcher: str, command: str) -> str:
 
 def server_key(name: str, entry: object) -> str:
     return "server " + canonical([name, entry])
+
+
+def setting_key(name: str, value: object) -> str:
+    return "setting " + canonical([name, value])
 
 
 @dataclass(frozen=True)
@@ -79,11 +89,12 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def project_goat_settings(workspace: Path) -> dict[str, Any]:
-    """The workspace's `.goat/settings.json` ({} when missing, or when it is the user's own file)."""
+    """The workspace's `.goat/settings.json` under the settings' field names ({} when missing, or
+    when it is the user's own file)."""
     goat_file = workspace / GOAT_SETTINGS
     if _same_file(goat_file, goat_home() / "settings.json"):
         return {}
-    return read_object(goat_file) or {}
+    return resolve_names(read_object(goat_file) or {})
 
 
 def read_project(workspace: Path, home: Path | None = None) -> ProjectFiles:
@@ -114,11 +125,12 @@ def allow_rules(data: dict[str, Any]) -> list[str]:
 
 
 def modes(data: dict[str, Any]) -> list[str]:
-    """The modes a settings object sets that widen rights (`permission_mode`, `defaultMode`)."""
+    """The modes a resolved settings object sets that widen rights (`permission_mode`,
+    `permissions.default_mode`)."""
     block = data.get("permissions")
     found = [data.get("permission_mode")]
     if isinstance(block, dict):
-        found.append(cast("dict[str, Any]", block).get("defaultMode"))
+        found.append(cast("dict[str, Any]", block).get("default_mode"))
     return [str(mode) for mode in found if mode is not None and mode not in NARROW_MODES]
 
 
@@ -137,7 +149,7 @@ def command_hooks(hooks: object) -> list[tuple[str, str, str]]:
 
 def project_hook_commands(workspace: Path) -> list[str]:
     """The commands of every hook in the workspace's `.goat/settings.json`, approved or not."""
-    data = read_object(workspace / GOAT_SETTINGS) or {}  # the user's own file too, when it is this one
+    data = resolve_names(read_object(workspace / GOAT_SETTINGS) or {})  # the user's own file too
     return [command for _, _, command in command_hooks(data.get("hooks"))]
 
 
@@ -165,7 +177,7 @@ def _server_text(name: str, entry: object) -> str:
 def widening_items(files: ProjectFiles) -> list[Item]:
     """Everything the project files would widen, in file order, each key once."""
     items: list[Item] = []
-    settings_servers = _items(files.goat.get("mcpServers"))
+    settings_servers = _items(files.goat.get("mcp_servers"))
     shadowed = {name for name, _ in settings_servers}
     for name, entry in files.mcp_servers.items():
         if name not in shadowed:  # the settings entry of the same name wins, as load_mcp_config does
@@ -177,9 +189,19 @@ def widening_items(files: ProjectFiles) -> list[Item]:
         text = f"{event} hook{f' for {matcher}' if matcher else ''}: runs `{command}`"
         items.append(Item("hook", hook_key(event, matcher, command), text, source))
     items.extend(Item("mode", mode_key(m), f"permission mode {m}", source, m) for m in modes(files.goat))
+    items.extend(_setting_item(name, value, source) for name, value in user_settings(files.goat).items())
     for where, data in [(source, files.goat), *files.claude]:  # Claude Code's files never set the mode
         items.extend(Item("allow", allow_key(r), f"allow rule {r}", where) for r in allow_rules(data))
     return _first_of_each(items)
+
+
+def user_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """The user-only settings a resolved settings object sets (each waits for folder trust)."""
+    return {name: data[name] for name in fields_of(USER) if name in data}
+
+
+def _setting_item(name: str, value: object, source: str) -> Item:
+    return Item("setting", setting_key(name, value), f"setting {name} = {canonical(value)}", source, name)
 
 
 def _first_of_each(items: list[Item]) -> list[Item]:
@@ -188,16 +210,16 @@ def _first_of_each(items: list[Item]) -> list[Item]:
 
 
 def trusted_goat_settings(data: dict[str, Any], covers: Covers) -> dict[str, Any]:
-    """A project `.goat/settings.json` object with only the approved widening parts kept."""
-    kept = dict(data)
+    """A resolved project `.goat/settings.json` object with only the approved widening parts kept."""
+    kept = {k: v for k, v in data.items() if k not in user_settings(data) or covers(setting_key(k, v))}
     if kept.get("permission_mode") is not None and not _mode_ok(kept["permission_mode"], covers):
         del kept["permission_mode"]
     if isinstance(block := kept.get("permissions"), dict):
         kept["permissions"] = trusted_permissions(cast("dict[str, Any]", block), covers)
     if "hooks" in kept:
         kept["hooks"] = trusted_hooks(kept["hooks"], covers)
-    if "mcpServers" in kept:
-        kept["mcpServers"] = trusted_servers(kept["mcpServers"], covers)
+    if "mcp_servers" in kept:
+        kept["mcp_servers"] = trusted_servers(kept["mcp_servers"], covers)
     return kept
 
 
@@ -209,8 +231,8 @@ def trusted_permissions(block: dict[str, Any], covers: Covers) -> dict[str, Any]
     kept = dict(block)
     if "allow" in kept:
         kept["allow"] = [r for r in allow_rules({"permissions": block}) if covers(allow_key(r))]
-    if kept.get("defaultMode") is not None and not _mode_ok(kept["defaultMode"], covers):
-        del kept["defaultMode"]
+    if kept.get("default_mode") is not None and not _mode_ok(kept["default_mode"], covers):
+        del kept["default_mode"]
     return kept
 
 
@@ -241,6 +263,7 @@ _KIND_WORDS: dict[ItemKind, tuple[str, str]] = {
     "hook": ("hook", "hooks"),
     "allow": ("allow rule", "allow rules"),
     "mode": ("permission mode", "permission modes"),
+    "setting": ("user-only setting", "user-only settings"),
 }
 
 
@@ -252,7 +275,7 @@ def summarize_items(items: list[Item]) -> str:
         names = ", ".join(item.name for item in found)
         if kind == "mode" and found:
             parts.append(f"{one} {names}")
-        elif kind == "server" and found:
+        elif kind in ("server", "setting") and found:
             parts.append(f"{len(found)} {one if len(found) == 1 else many} ({names})")
         elif found:
             parts.append(f"{len(found)} {one if len(found) == 1 else many}")
@@ -261,3 +284,8 @@ def summarize_items(items: list[Item]) -> str:
 
 def item_lines(items: list[Item]) -> list[str]:
     return [f"{item.source}: {item.text}" for item in items]
+
+
+def items_digest(items: list[Item]) -> str:
+    """A fingerprint of exactly these items: trust approves what a prompt showed, nothing else."""
+    return hashlib.sha256(canonical(sorted(item.key for item in items)).encode()).hexdigest()

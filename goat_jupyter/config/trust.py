@@ -4,8 +4,11 @@ The store is `$GOAT_HOME/trusted_folders.json` (default `~/.goat/`, which the ag
 write), keyed by the folder's resolved path; each folder lists the approved item keys
 (`config/project.py`). Trust is per item: what was approved keeps applying, and anything new or
 changed (a server's command, a hook, an allow rule, a wider mode) waits for the user again, while
-narrowing changes (a deny rule, a removed server) need nothing. `GOAT_TRUST_WORKSPACE=1` (or the
-folder's path) trusts the workspace's current files for this process only, for scheduled runs.
+narrowing changes (a deny rule, a removed server) need nothing. Trusting approves exactly what the
+user was shown: the prompt carries a digest of the items it listed, and when the files no longer
+hold those items at the click nothing is approved (the caller shows the new list).
+`GOAT_TRUST_WORKSPACE=1` (or the folder's path) trusts the workspace's current files for this
+process only, for scheduled runs.
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.config.files import write_atomically
-from goat_jupyter.config.project import Item, goat_home, read_project, summarize_items, widening_items
+from goat_jupyter.config.project import (
+    Item,
+    goat_home,
+    items_digest,
+    read_project,
+    summarize_items,
+    widening_items,
+)
 from goat_jupyter.file_lock import locked
 
 TRUST_ENV = "GOAT_TRUST_WORKSPACE"
@@ -74,10 +84,28 @@ def approval_for(workspace: Path, environ: Mapping[str, str] | None = None) -> A
     return Approval(_approved_keys(_read_store().get(folder_key(workspace))))
 
 
+@dataclass(frozen=True)
+class FolderState:
+    """One reading of a folder's project files: every widening item, those not approved, and the
+    digest a trust prompt hands back to approve exactly these."""
+
+    items: list[Item]
+    pending: list[Item]
+
+    @property
+    def digest(self) -> str:
+        return items_digest(self.items)
+
+
+def folder_state(workspace: Path, environ: Mapping[str, str] | None = None) -> FolderState:
+    approval = approval_for(workspace, environ)
+    items = project_items(workspace)
+    return FolderState(items, [item for item in items if not approval.covers(item.key)])
+
+
 def pending_items(workspace: Path, environ: Mapping[str, str] | None = None) -> list[Item]:
     """The widening items of the workspace's project files that are not approved."""
-    approval = approval_for(workspace, environ)
-    return [item for item in widening_items(read_project(workspace)) if not approval.covers(item.key)]
+    return folder_state(workspace, environ).pending
 
 
 def project_items(workspace: Path) -> list[Item]:
@@ -99,9 +127,12 @@ def _update(workspace: Path, keys: Iterable[str] | None, *, replace: bool) -> No
         write_atomically(path, json.dumps({"version": 1, "folders": folders}, indent=2) + "\n")
 
 
-def trust_folder(workspace: Path) -> list[Item]:
-    """Approve exactly what the folder's files widen now (stale approvals go); returns those items."""
+def trust_folder(workspace: Path, digest: str) -> list[Item] | None:
+    """Approve what the folder's files widen, if that is still what the prompt with `digest` showed
+    (stale approvals go); the items approved, or None when the files changed meanwhile."""
     items = project_items(workspace)
+    if items_digest(items) != digest:
+        return None
     _update(workspace, [item.key for item in items], replace=True)
     return items
 

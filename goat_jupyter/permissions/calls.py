@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from goat_jupyter.config.model import LIMIT, fields_of
 from goat_jupyter.errors import InvalidPathError
 from goat_jupyter.permissions.cell_tags import CellAction, CellFacts, lock_guard
 from goat_jupyter.permissions.protected import protected_inside, protected_reason
@@ -284,12 +285,13 @@ _WIDENING_SETTINGS = frozenset({"mode", "defaultmode", "maxturns", "turns"})
 _WIDENING_WORDS = ("permission", "hook", "mcp", "allow", "tool", "turn", "deny", "sandbox", "style")
 
 
-# Limits: a lower value (or a limit where there was none) narrows; raising or removing one widens.
-_LIMIT_SETTINGS = frozenset({"maxturns", "maxcostperrun", "maxcostpersession", "maxtokensperrun"})
-
-
 def _plain_key(setting: str) -> str:
     return "".join(c for c in setting.casefold() if c.isalnum())
+
+
+# Limits, every budget included (the settings model's Scope.LIMIT): a lower value (or a limit where
+# there was none) narrows; raising or removing one widens.
+_LIMIT_SETTINGS = frozenset(_plain_key(name) for name in fields_of(LIMIT))
 
 
 def _as_number(value: object) -> float | None:

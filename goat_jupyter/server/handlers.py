@@ -173,7 +173,8 @@ class McpTestHandler(GoatHandler):
 
 
 class TrustHandler(GoatHandler):
-    """GET ?folder=: the folder's project settings; POST {"folder"}: trust; DELETE ?folder=: revoke."""
+    """GET ?folder=: the folder's project settings; POST {"folder", "digest"}: trust what GET showed
+    (409 with the new view when the files changed); DELETE ?folder=: revoke."""
 
     def root(self) -> Path:
         return Path(self.settings.get("server_root_dir") or ".").expanduser()
@@ -183,6 +184,8 @@ class TrustHandler(GoatHandler):
             self.reply(action())
         except trust_view.FolderError as exc:
             self.reply({"errors": [{"field": "folder", "message": str(exc)}]}, 400)
+        except trust_view.ChangedError as exc:
+            self.reply({**exc.view, "errors": [{"field": "digest", "message": str(exc)}]}, 409)
 
     @web.authenticated
     @authorized
@@ -193,8 +196,11 @@ class TrustHandler(GoatHandler):
     @web.authenticated
     @authorized
     def post(self) -> None:
-        name = self.body().get("folder", "")
-        self._answer(lambda: trust_view.trust(trust_view.resolve_folder(self.root(), name)))
+        body = self.body()
+        name = body.get("folder", "")
+        self._answer(
+            lambda: trust_view.trust(trust_view.resolve_folder(self.root(), name), body.get("digest"))
+        )
 
     @web.authenticated
     @authorized

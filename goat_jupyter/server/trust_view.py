@@ -11,8 +11,7 @@ from typing import Any
 
 from goat_jupyter.config.trust import (
     folder_key,
-    pending_items,
-    project_items,
+    folder_state,
     revoke_folder,
     trust_folder,
     trusted_folders,
@@ -21,6 +20,17 @@ from goat_jupyter.config.trust import (
 
 class FolderError(ValueError):
     """The named folder cannot be used (outside the Jupyter root, or missing)."""
+
+
+class ChangedError(ValueError):
+    """The folder's project settings are not what the panel showed: nothing was trusted."""
+
+    def __init__(self, view: dict[str, Any]) -> None:
+        super().__init__(
+            "The folder's project settings changed since they were shown (or were never shown): "
+            "nothing was trusted. Look at the list again, then trust."
+        )
+        self.view = view
 
 
 def resolve_folder(root: Path, name: object) -> Path:
@@ -37,17 +47,26 @@ def resolve_folder(root: Path, name: object) -> Path:
 
 
 def folder_view(folder: Path) -> dict[str, Any]:
-    """What the folder's project files would widen, each item marked trusted or not, and the store."""
-    pending = {item.key for item in pending_items(folder, environ={})}
+    """What the folder's project files would widen, each item marked trusted or not, the digest a
+    trust request must send back (it approves exactly these), and the store."""
+    state = folder_state(folder, environ={})
+    pending = {item.key for item in state.pending}
     items = [
         {"kind": item.kind, "source": item.source, "text": item.text, "trusted": item.key not in pending}
-        for item in project_items(folder)
+        for item in state.items
     ]
-    return {"folder": str(folder), "items": items, "trusted_folders": sorted(trusted_folders())}
+    return {
+        "folder": str(folder),
+        "items": items,
+        "digest": state.digest,
+        "trusted_folders": sorted(trusted_folders()),
+    }
 
 
-def trust(folder: Path) -> dict[str, Any]:
-    trust_folder(folder)
+def trust(folder: Path, digest: object) -> dict[str, Any]:
+    """Trust what the panel showed (`digest` from its view); ChangedError, with the new view, if not."""
+    if not isinstance(digest, str) or trust_folder(folder, digest) is None:
+        raise ChangedError(folder_view(folder))
     return folder_view(folder)
 
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from goat_jupyter.tools.base import ToolContext, ToolOutput
     from goat_jupyter.tools.conversation.ask_user_question import AskUserQuestionInput
     from goat_jupyter.tools.conversation.exit_plan_mode import ExitPlanModeInput
+    from goat_jupyter.ui.trust import TrustOutcome
 
 InteractionKind = Literal["widgets", "stdin", "headless"]
 INTERACTIVE_ENV = "GOAT_INTERACTIVE"
@@ -107,11 +108,14 @@ class CellInteraction:
 
         return await ask_questions(args, self._show)
 
-    async def ask_trust(self, workspace: Path, items: list[Item]) -> bool:
-        """Whether the user trusts the folder's project settings (`items`: what they would widen)."""
+    async def ask_trust(
+        self, workspace: Path, items: list[Item], approve: Callable[[], bool]
+    ) -> TrustOutcome:
+        """Ask whether the user trusts the folder's project settings (`items`: what they would
+        widen); `approve` stores the approval at the click unless the files changed meanwhile."""
         from goat_jupyter.ui.trust import ask_trust
 
-        return await ask_trust(workspace, items, self._show)
+        return await ask_trust(workspace, items, self._show, approve)
 
     async def review_plan(self, args: ExitPlanModeInput, ctx: ToolContext) -> ToolOutput:
         from goat_jupyter.ui.plan import review_plan

@@ -1,10 +1,15 @@
-"""The folder-trust question in the cell: what the project's files would do, Trust / Don't trust."""
+"""The folder-trust question in the cell: what the project's files would do, Trust / Don't trust.
+
+Trust approves exactly the items shown: the click hands the prompt's digest to `approve`, which
+stores nothing when the files changed meanwhile (the outcome is then "changed" and the caller asks
+again with the new list)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
 from pathlib import Path
+from typing import Literal
 
 from goat_jupyter.config.project import Item, item_lines
 from goat_jupyter.ui import style
@@ -19,6 +24,8 @@ from goat_jupyter.ui.comm_idle import (
     show_until_answered,
 )
 
+TrustOutcome = Literal["trusted", "declined", "changed"]
+Approve = Callable[[], bool]  # store the approval if the files still hold what was shown
 TRUST_LABEL = "Trust this folder"
 DONT_TRUST_LABEL = "Don't trust"
 
@@ -40,27 +47,39 @@ SCOPES = (
 
 
 class TrustPrompt:
-    """Two buttons; `answer` resolves True for Trust."""
+    """Two buttons; Trust runs `approve` at the click and the answer says what came of it."""
 
-    def __init__(self, workspace: Path, items: list[Item]) -> None:
+    def __init__(self, workspace: Path, items: list[Item], approve: Approve) -> None:
         w = ipywidgets()
-        self.answer: Answer[bool] = Answer()
+        self.answer: Answer[TrustOutcome] = Answer()
+        self._approve = approve
         trust = w.Button(description=TRUST_LABEL, button_style="warning", tooltip="Apply these settings")
         dont = w.Button(description=DONT_TRUST_LABEL, tooltip="Go on without them")
         trust.layout.width = dont.layout.width = "auto"
-        on_click(trust, lambda: self.answer.set(True))
-        on_click(dont, lambda: self.answer.set(False))
+        on_click(trust, self._trust)
+        on_click(dont, lambda: self.answer.set("declined"))
         self.html = items_html(workspace, items)
         self.view = w.VBox(
             [w.HTML(self.html), w.HBox([trust, dont]), w.HTML(f'<div style="{style.NOTE}">{SCOPES}</div>')]
         )
 
+    def _trust(self) -> None:
+        if not self.answer.done:  # a second click must not approve a second time
+            self.answer.set("trusted" if self._approve() else "changed")
 
-def trust_record(items: list[Item]) -> Callable[[bool], Bundle]:
-    def record(trusted: bool) -> Bundle:
+
+_CHANGED = "The project files changed while this question was open: nothing was trusted; goat asks again"
+
+
+def trust_record(items: list[Item]) -> Callable[[TrustOutcome], Bundle]:
+    def record(outcome: TrustOutcome) -> Bundle:
         details = "\n".join(item_lines(items))
         block = f'<pre style="{style.PRE}">{escape(details)}</pre>'
-        if trusted:
+        if outcome == "changed":
+            return record_bundle(
+                "⟳", style.AMBER, _CHANGED, details_html=block, details_text=details, summary="what was shown"
+            )
+        if outcome == "trusted":
             text = "Folder trusted by the user: its project settings apply"
             return record_bundle(
                 "✓", style.GREEN, text, details_html=block, details_text=details, summary="what"
@@ -71,9 +90,9 @@ def trust_record(items: list[Item]) -> Callable[[bool], Bundle]:
     return record
 
 
-async def ask_trust(workspace: Path, items: list[Item], show: Show) -> bool:
+async def ask_trust(workspace: Path, items: list[Item], show: Show, approve: Approve) -> TrustOutcome:
     """Show the question and wait for a button (no timeout; the stop button cancels it)."""
-    prompt = TrustPrompt(workspace, items)
+    prompt = TrustPrompt(workspace, items, approve)
     waiting = f"goat asks whether to trust the project settings of {workspace}"
     cancelled = record_bundle("⊘", style.AMBER, "Folder trust question cancelled (cell interrupted)")
     return await show_until_answered(

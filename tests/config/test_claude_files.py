@@ -11,7 +11,7 @@ from goat_jupyter.agent.prompts import session_context
 from goat_jupyter.agent.session import Session
 from goat_jupyter.config.claude_files import claude_permissions, instruction_files, instruction_folders
 from goat_jupyter.config.sources import describe_sources
-from goat_jupyter.config.trust import trust_folder
+from goat_jupyter.config.trust import folder_state, trust_folder
 from goat_jupyter.permissions.engine import PermissionContext, evaluate
 from goat_jupyter.settings import load_settings
 
@@ -48,7 +48,7 @@ def test_rules_of_all_three_claude_files_are_joined_in_priority_order(home: Path
     settings = load_settings(ws, environ={})
     assert settings.permissions.deny == ["Glob", "Read(./secret.txt)"]
     assert settings.permissions.allow == []  # a project's allow rule waits for folder trust
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     assert load_settings(ws, environ={}).permissions.allow == ["Bash(ls)"]
 
 
@@ -58,7 +58,7 @@ def test_goat_files_come_after_claude_files_and_a_claude_deny_beats_a_goat_allow
     ws = tmp_path / "ws"
     write(ws / ".claude/settings.json", rules(deny=["Read(./secret.txt)"]))
     write(ws / ".goat/settings.json", {"permissions": {"allow": ["Read(./secret.txt)"]}, "max_turns": 9})
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     settings = load_settings(ws, environ={})
     assert settings.permissions.allow == ["Read(./secret.txt)"] and settings.max_turns == 9
     context = PermissionContext(
@@ -79,7 +79,7 @@ def test_claude_files_cannot_set_the_mode_or_anything_but_rules(home: Path, tmp_
             "hooks": {"PreToolUse": []},
         },
     )
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     settings = load_settings(ws, environ={})
     assert settings.permission_mode == "default"
     assert settings.model == "gpt-4o-mini" and settings.hooks == {}
@@ -174,7 +174,7 @@ def test_a_deny_in_any_file_beats_an_allow_in_any_other(
 
     write(place(deny_in), rules(deny=["Bash(curl:*)"]))
     write(place(allow_in), rules(allow=["Bash(curl:*)", "Bash"]))
-    trust_folder(ws)  # the project's allow rules apply: the deny still wins
+    trust_folder(ws, folder_state(ws).digest)  # the project's allow rules apply: the deny still wins
     settings = load_settings(ws, environ={})
     context = PermissionContext(
         workspace=ws, allow=settings.permissions.allow, deny=settings.permissions.deny, home=home

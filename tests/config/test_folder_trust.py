@@ -21,6 +21,7 @@ from goat_jupyter.config.project import allow_key
 from goat_jupyter.config.trust import (
     TRUST_ENV,
     approve_keys,
+    folder_state,
     pending_items,
     revoke_folder,
     store_path,
@@ -195,7 +196,7 @@ def test_any_widening_change_asks_again_and_stays_out_until_trusted(
     ws: Path, changes: list[Any], name: str, word: str
 ) -> None:
     write_project(ws, BASE, MCP_JSON, CLAUDE)
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     trusted = effective(ws)
     goat, mcp, claude = copy(BASE), copy(MCP_JSON), copy(CLAUDE)
     for change in changes:
@@ -207,7 +208,7 @@ def test_any_widening_change_asks_again_and_stays_out_until_trusted(
     assert set(allow) <= set(trusted[1]) and mode in ("acceptEdits", "default")
     assert all(entry in trusted[2].get(event, []) for event, entries in hooks.items() for entry in entries)
     assert all(item.name not in servers for item in pending if item.kind == "server")
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     assert pending_items(ws) == []
     assert set(effective(ws)[1]) == {
         r for r in (*goat["permissions"]["allow"], *claude["permissions"]["allow"])
@@ -218,7 +219,7 @@ def test_any_widening_change_asks_again_and_stays_out_until_trusted(
 @given(changes=st.lists(st.sampled_from(NARROWING), min_size=1, max_size=4), name=names, word=words)
 def test_no_narrowing_change_invalidates_trust(ws: Path, changes: list[Any], name: str, word: str) -> None:
     write_project(ws, BASE, MCP_JSON, CLAUDE)
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     goat, mcp, claude = copy(BASE), copy(MCP_JSON), copy(CLAUDE)
     for change in changes:
         change(goat, mcp, claude, name, word)
@@ -246,7 +247,7 @@ def test_the_store_is_per_resolved_folder_atomic_private_and_revocable(ws: Path,
     write_project(ws, BASE, MCP_JSON, CLAUDE)
     link = tmp_path / "link"
     link.symlink_to(ws)
-    trust_folder(link)  # the same folder by another name
+    trust_folder(link, folder_state(link).digest)  # the same folder by another name
     assert pending_items(ws) == [] and list(trusted_folders()) == [os.path.realpath(ws)]
     other = tmp_path / "other"
     other.mkdir()
@@ -297,6 +298,6 @@ def test_the_workspace_at_home_is_the_users_own_settings(
 
 
 def test_the_agent_cannot_write_the_store(ws: Path) -> None:
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     reason = protected_reason(store_path(), ws)
     assert reason is not None and "trusted_folders.json" in reason

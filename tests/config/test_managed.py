@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from goat_jupyter.agent import ledger
 from goat_jupyter.agent.spend import BudgetReachedError, Limits, Prices, RunSpend, answer_cap
 from goat_jupyter.config.managed import MODE_RANK, load_managed, managed_files
-from goat_jupyter.config.trust import trust_folder
+from goat_jupyter.config.trust import folder_state, trust_folder
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.permissions.engine import PermissionContext, evaluate
 from goat_jupyter.permissions.protected import protected_reason
@@ -104,7 +104,7 @@ def test_user_project_and_environment_cannot_go_beyond(managed: Path, ws: Path) 
         },
     )
     write_json(ws / ".goat" / "settings.json", {"max_cost_per_user_per_day": 50, "permission_mode": "plan"})
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     got = load_settings(ws, environ=env_with(managed, GOAT_PERMISSION_MODE="bypassPermissions"))
     assert got.permission_mode == "default"
     assert got.max_cost_per_run == 0.5 and got.max_cost_per_user_per_day == 2
@@ -182,7 +182,7 @@ def test_no_combination_of_layers_gets_past_a_managed_key(
 ) -> None:
     write_json(ws.parent / "home" / "settings.json", user)
     write_json(ws / ".goat" / "settings.json", project)
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     got = load_settings(ws, environ=env_with(managed, GOAT_PERMISSION_MODE=env_mode))
     assert_within_policy(got)
 
@@ -292,7 +292,7 @@ def test_servers_of_a_trusted_mcp_json_outside_the_list_do_not_start(managed: Pa
     from goat_jupyter.mcp.config import load_mcp_config
 
     write_json(ws / ".mcp.json", {"mcpServers": {"evil": {"command": "x"}, "docs": {"command": "y"}}})
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     config = load_mcp_config(ws, {"other": {"command": "z"}}, env_with(managed))
     assert list(config.servers) == ["docs"]
     assert sum("not allowed by the managed policy (" in p for p in config.problems) == 2

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.config.trust import trust_folder
+from goat_jupyter.config.trust import folder_state, trust_folder
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.settings import (
     RUNTIME_KEYS,
@@ -66,7 +66,7 @@ def test_workspace_file_over_user_file(home: Path, workspace: Path) -> None:
     untrusted = load_settings(workspace, environ={})
     assert untrusted.model == "ws-model" and untrusted.permissions.deny == ["Bash(rm:*)"]
     assert untrusted.permissions.allow == ["Read"] and untrusted.permission_mode == "default"
-    trust_folder(workspace)
+    trust_folder(workspace, folder_state(workspace).digest)
     settings = load_settings(workspace, environ={})
     assert settings.model == "ws-model" and settings.max_turns == 7
     assert settings.permissions.allow == ["Read", "Edit(src/**)"]
@@ -89,7 +89,7 @@ def test_mcp_servers_alias(home: Path, workspace: Path) -> None:
     servers = {"time": {"command": "mcp-server-time", "args": []}}
     write_json(workspace / ".goat" / "settings.json", {"mcpServers": servers})
     assert load_settings(workspace, environ={}).mcp_servers == {}
-    trust_folder(workspace)
+    trust_folder(workspace, folder_state(workspace).digest)
     assert load_settings(workspace, environ={}).mcp_servers == servers
 
 
@@ -103,7 +103,7 @@ def test_a_project_adds_to_the_users_hooks_and_servers_and_cannot_drop_them(
         workspace / ".goat" / "settings.json", {"hooks": theirs, "mcpServers": {"b": {"command": "b"}}}
     )
     assert load_settings(workspace, environ={}).hooks == mine
-    trust_folder(workspace)
+    trust_folder(workspace, folder_state(workspace).digest)
     settings = load_settings(workspace, environ={})
     assert settings.hooks == {"PreToolUse": [*mine["PreToolUse"], *theirs["PreToolUse"]]}
     assert settings.mcp_servers == {"a": {"command": "a"}, "b": {"command": "b"}}

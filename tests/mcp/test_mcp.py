@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.config.trust import trust_folder
+from goat_jupyter.config.trust import folder_state, trust_folder
 from goat_jupyter.mcp import McpManager, McpTimeouts, attach_mcp, load_mcp_config
 from goat_jupyter.mcp.client import ServerConnection
 from goat_jupyter.mcp.config import HttpServerConfig, StdioServerConfig
@@ -96,7 +96,7 @@ def test_mcp_json_and_settings_are_merged_validated_and_expanded(
     monkeypatch.setenv("GOAT_HOME", str(tmp_path / "goat_home"))
     untrusted = load_mcp_config(tmp_path, {"overridden": {"command": "from-settings"}}, environ)
     assert list(untrusted.servers) == ["overridden"] and "time" in untrusted.untrusted
-    trust_folder(tmp_path)
+    trust_folder(tmp_path, folder_state(tmp_path).digest)
     config = load_mcp_config(tmp_path, {"overridden": {"command": "from-settings"}}, environ)
 
     time = config.servers["time"]

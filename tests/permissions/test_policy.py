@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.config.trust import trust_folder
+from goat_jupyter.config.trust import folder_state, trust_folder
 from goat_jupyter.permissions.policy import (
     ApprovalAnswer,
     ApprovalRequest,
@@ -284,7 +284,7 @@ def test_default_mode_in_settings_starts_the_session_in_that_mode(ws: Path) -> N
     settings_file.parent.mkdir()
     settings_file.write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits"}}))
     assert load_settings(ws, environ={}).permission_mode == "default"  # until the folder is trusted
-    trust_folder(ws)
+    trust_folder(ws, folder_state(ws).digest)
     assert load_settings(ws, environ={}).permission_mode == "acceptEdits"
     assert load_settings(ws, environ={"GOAT_PERMISSION_MODE": "plan"}).permission_mode == "plan"
 

@@ -44,8 +44,8 @@ def test_show_trust_and_revoke_a_folder(server: JupyterServer) -> None:
     assert shown.status == 200, shown.raw
     texts = {item["text"]: item["trusted"] for item in shown.body["items"]}
     assert texts == {"MCP server 'evil': runs `touch`": False, "permission mode bypassPermissions": False}
-    trusted = server.request("POST", "/goat/trust", {"folder": "repo"})
-    assert all(item["trusted"] for item in trusted.body["items"])
+    trusted = server.request("POST", "/goat/trust", {"folder": "repo", "digest": shown.body["digest"]})
+    assert trusted.status == 200 and all(item["trusted"] for item in trusted.body["items"])
     folder = str((server.root / "repo").resolve())
     assert trusted.body["trusted_folders"] == [folder] and list(store(server)) == [folder]
     revoked = server.request("DELETE", f"/goat/trust?folder={folder}")
@@ -63,3 +63,29 @@ def test_the_root_itself_can_be_shown(server: JupyterServer) -> None:
     reply = server.request("GET", "/goat/trust")
     assert reply.status == 200 and reply.body["items"] == []
     assert Path(reply.body["folder"]) == server.root.resolve()
+
+
+@pytest.mark.parametrize("digest", [None, "", "0" * 64, 7])
+def test_trust_without_the_digest_of_what_was_shown_trusts_nothing(
+    server: JupyterServer, digest: object
+) -> None:
+    reply = server.request("POST", "/goat/trust", {"folder": "repo", "digest": digest})
+    assert reply.status == 409 and reply.body["errors"][0]["field"] == "digest", reply.raw
+    assert reply.body["items"] and store(server) == {}
+
+
+def test_a_file_changed_after_the_panel_showed_it_is_not_trusted_and_the_new_list_comes_back(
+    server: JupyterServer,
+) -> None:
+    repo = server.root / "changing"
+    (repo / ".goat").mkdir(parents=True)
+    (repo / ".goat/settings.json").write_text(json.dumps({"mcp_servers": {"seen": {"command": "seen"}}}))
+    shown = server.request("GET", "/goat/trust?folder=changing")
+    assert [item["text"] for item in shown.body["items"]] == ["MCP server 'seen': runs `seen`"]
+    (repo / ".goat/settings.json").write_text(json.dumps({"mcp_servers": {"unseen": {"command": "unseen"}}}))
+    refused = server.request("POST", "/goat/trust", {"folder": "changing", "digest": shown.body["digest"]})
+    assert refused.status == 409 and store(server) == {}
+    assert [item["text"] for item in refused.body["items"]] == ["MCP server 'unseen': runs `unseen`"]
+    again = server.request("POST", "/goat/trust", {"folder": "changing", "digest": refused.body["digest"]})
+    assert again.status == 200 and list(store(server)) == [str(repo.resolve())]
+    server.request("DELETE", f"/goat/trust?folder={repo.resolve()}")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from goat_jupyter.config.project import item_lines
 from goat_jupyter.config.trust import (
     TRUST_ENV,
+    FolderState,
+    folder_state,
     pending_items,
     project_items,
     revoke_folder,
@@ -21,20 +25,35 @@ TRUST_USAGE = "Usage: %goat trust [--show | --revoke]"
 
 
 async def check_folder_trust(goat: GoatRuntime, renderer: Renderer) -> None:
-    """Once per kernel for each new unapproved item: ask in the cell, or say in one line (headless)."""
-    pending = pending_items(goat.workspace)
-    if all(item.key in goat.trust_asked for item in pending):
-        return
-    interaction = goat.services.ui
-    if isinstance(interaction, CellInteraction):
-        trusted = await interaction.ask_trust(goat.workspace, pending)  # an interrupt asks again later
-        goat.trust_asked.update(item.key for item in pending)
-        if trusted:
-            trust_folder(goat.workspace)
-            goat.reload_settings()
-        return
-    goat.trust_asked.update(item.key for item in pending)
-    renderer.handle(Notice(untrusted_line(goat.workspace, pending), "warning"))
+    """Once per kernel for each new unapproved item: ask in the cell, or say in one line (headless).
+    Also once per kernel: the project limits that were ignored because they would raise the user's."""
+    _note_ignored_limits(goat, renderer)
+    state = folder_state(goat.workspace)
+    while not all(item.key in goat.trust_asked for item in state.pending):
+        interaction = goat.services.ui
+        if not isinstance(interaction, CellInteraction):
+            goat.trust_asked.update(item.key for item in state.pending)
+            renderer.handle(Notice(untrusted_line(goat.workspace, state.pending), "warning"))
+            return
+        outcome = await interaction.ask_trust(goat.workspace, state.pending, _approver(goat, state))
+        if outcome != "changed":  # an interrupt raises, and asks again at the next run
+            goat.trust_asked.update(item.key for item in state.pending)
+            if outcome == "trusted":
+                goat.reload_settings()
+            return
+        state = folder_state(goat.workspace)  # the files changed under the question: show them now
+
+
+def _approver(goat: GoatRuntime, state: FolderState) -> Callable[[], bool]:
+    """At the click: approve exactly what the prompt showed (nothing when the files changed)."""
+    return lambda: trust_folder(goat.workspace, state.digest) is not None
+
+
+def _note_ignored_limits(goat: GoatRuntime, renderer: Renderer) -> None:
+    for note in goat.session.settings.project_notes:
+        if (key := f"limit {note}") not in goat.trust_asked:
+            goat.trust_asked.add(key)
+            renderer.handle(Notice(f"goat: {note}", "warning"))
 
 
 def trust_status_line(goat: GoatRuntime) -> str:
@@ -61,13 +80,16 @@ def trust_command(goat: GoatRuntime, args: list[str]) -> None:
 
 
 def _trust(goat: GoatRuntime) -> None:
-    items = project_items(goat.workspace)
+    state = folder_state(goat.workspace)
+    items = state.items
     if not items:
         print(
             f"Nothing to trust: the project files of {goat.workspace} widen nothing (their deny and ask rules apply anyway)."
         )
         return
-    trust_folder(goat.workspace)
+    if trust_folder(goat.workspace, state.digest) is None:
+        print("The project files changed while goat read them; nothing was trusted. Run %goat trust again.")
+        return
     goat.trust_asked.update(item.key for item in items)
     goat.reload_settings()
     lines = "\n".join(f"  {line}" for line in item_lines(items))
@@ -97,3 +119,5 @@ def _show(goat: GoatRuntime) -> None:
     for item, line in zip(items, item_lines(items), strict=True):
         print(f"  [{'not trusted' if item.key in pending else 'trusted'}] {line}")
     print(f"%goat trust trusts them all; {TRUST_ENV}=1 trusts the folder for one run.")
+    for note in goat.session.settings.project_notes:
+        print(f"Ignored: {note}")

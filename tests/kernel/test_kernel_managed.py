@@ -89,8 +89,9 @@ async def test_status_lists_the_policy_and_what_it_refused(kernel: KernelSession
     assert "mode default" in status  # the environment's bypassPermissions was refused
     assert "refused: Permission mode 'bypassPermissions' is beyond acceptEdits" in status
     assert "refused: max_cost_per_run=9 is above 0.5" in status  # the project's file
-    # the project asked for no limit
-    assert "refused: max_cost_per_user_per_day=none (no limit) is above 0.01" in status
+    # the project asked for no limit: a project file may only lower the user's 100, which the policy caps
+    assert "ignored: .goat/settings.json sets max_cost_per_user_per_day = null (no limit)" in status
+    assert "refused: max_cost_per_user_per_day=100 is above 0.01" in status
 
 
 @pytest.mark.parametrize(

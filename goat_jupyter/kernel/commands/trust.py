@@ -9,8 +9,6 @@ from goat_jupyter.config.trust import (
     TRUST_ENV,
     FolderState,
     folder_state,
-    pending_items,
-    project_items,
     revoke_folder,
     store_path,
     trust_folder,
@@ -57,9 +55,14 @@ def _note_ignored_limits(goat: GoatRuntime, renderer: Renderer) -> None:
 
 
 def trust_status_line(goat: GoatRuntime) -> str:
-    """One line for `%goat status`."""
-    items = project_items(goat.workspace)
-    pending = pending_items(goat.workspace)
+    """One line for `%goat status`, then one per project limit that was ignored."""
+    ignored = "".join(f"\n  ignored: {note}" for note in goat.session.settings.project_notes)
+    return _trust_line(goat) + ignored
+
+
+def _trust_line(goat: GoatRuntime) -> str:
+    state = folder_state(goat.workspace)
+    items, pending = state.items, state.pending
     if not items:
         return "folder trust: the project files widen nothing"
     if not pending:
@@ -110,8 +113,8 @@ def _revoke(goat: GoatRuntime) -> None:
 
 
 def _show(goat: GoatRuntime) -> None:
-    items = project_items(goat.workspace)
-    pending = {item.key for item in pending_items(goat.workspace)}
+    state = folder_state(goat.workspace)
+    items, pending = state.items, {item.key for item in state.pending}
     if not items:
         print(f"The project files of {goat.workspace} widen nothing: there is nothing to trust.")
         return

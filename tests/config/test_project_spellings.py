@@ -368,3 +368,20 @@ def test_nothing_widening_applies_without_trust(
     for name in fields_of(LIMIT):
         ours, theirs = getattr(mine, name), getattr(s, name)
         assert ours is None or (theirs is not None and theirs <= ours), (name, ours, theirs)
+
+
+# --- README ----------------------------------------------------------------------------------------
+
+
+def readme_list(tag: str) -> list[str]:
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text[text.index("### Folder trust") :]
+    inside = section[
+        section.index(f"<!-- {tag} -->") + len(f"<!-- {tag} -->") : section.index(f"<!-- /{tag} -->")
+    ]
+    return [word.strip("`") for word in inside.replace("\n", " ").split(", ")]
+
+
+def test_the_readme_lists_exactly_the_settings_that_wait_for_trust_and_the_limits() -> None:
+    assert readme_list("waits-for-trust") == list(fields_of(USER))
+    assert readme_list("limits") == list(fields_of(LIMIT))

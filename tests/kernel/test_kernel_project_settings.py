@@ -93,14 +93,14 @@ async def settle(kernel: KernelSession, seconds: float) -> None:
 
 
 async def run_acting(kernel: KernelSession, code: str, act: Callable[[], Awaitable[None]]) -> CellResult:
-    cell = asyncio.ensure_future(kernel.execute(code, timeout=90))
+    cell = asyncio.ensure_future(kernel.execute(code, timeout=180))
     try:
         await act()
     except BaseException:
         await kernel.interrupt()
         await asyncio.wait_for(cell, 30)
         raise
-    return await asyncio.wait_for(cell, 90)
+    return await asyncio.wait_for(cell, 180)
 
 
 async def test_an_untrusted_api_base_gets_no_request_and_project_limits_do_not_lift_the_users(
@@ -171,7 +171,7 @@ async def test_mcp_servers_by_field_name_start_nothing_and_trust_approves_only_w
         assert "mode default" in listed.stdout
 
         async def change_the_files_then_trust() -> None:
-            first = await kernel.wait_widget("ButtonModel", description=TRUST_LABEL)
+            first = await kernel.wait_widget("ButtonModel", timeout=90, description=TRUST_LABEL)
             write_project(
                 workspace,
                 {
@@ -203,3 +203,35 @@ async def test_mcp_servers_by_field_name_start_nothing_and_trust_approves_only_w
         trusted = await kernel.execute("%goat trust")
         assert "'unseen'" in trusted.stdout
         await wait_for(lambda: set(ran()) == set(markers), 60)
+
+
+async def test_the_models_config_call_removing_the_daily_budget_asks_and_deny_keeps_it(
+    tmp_path: Path,
+) -> None:
+    turns = [
+        tool_turn("Config", {"setting": "max_cost_per_user_per_day", "value": "none"}),
+        tool_turn("Config", {"setting": "max_cost_per_user_per_day", "value": 7}),
+        text_turn("Tried."),
+    ]
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    env = env_for(tmp_path, "")
+    (tmp_path / "home/settings.json").write_text(json.dumps({"max_cost_per_user_per_day": 1}))
+    with ReplayServer(turns) as server:
+        async with KernelSession(workspace, {**env, "OPENAI_API_BASE": server.url}) as kernel:
+            await kernel.execute("%load_ext goat_jupyter")
+
+            async def deny_both() -> None:
+                first = await kernel.wait_widget("ButtonModel", timeout=90, description="Deny")
+                kernel.click(first)
+                await wait_for(
+                    lambda: kernel.widgets("ButtonModel", description="Deny") not in ([], [first]), 30
+                )
+                kernel.click(await kernel.wait_widget("ButtonModel", description="Deny"))
+
+            asked = await run_acting(kernel, "%%goat\nremove the budget", deny_both)
+            assert asked.status == "ok" and "Tried." in asked.text(), asked.error
+            left = await kernel.execute(
+                "from goat_jupyter.kernel import magic\nprint(magic.runtime().session.settings.max_cost_per_user_per_day)"
+            )
+            assert left.stdout.strip() == "1.0"

@@ -4,6 +4,8 @@
  * An invalid rule shows an error in the panel and is not saved.
  */
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import * as fs from 'fs';
+import * as path from 'path';
 
 import {
   expectText,
@@ -136,6 +138,49 @@ test('folder trust: show a folder, trust it, see it listed, revoke it', async ({
   await panel.locator('[data-goat="trust-trust"]').click();
   const listed = panel.locator('[data-goat="trust-folders"] li', { hasText: tmpPath });
   await expect(listed).toHaveCount(1);
+  await listed.getByRole('button', { name: 'Revoke' }).click();
+  await expect(listed).toHaveCount(0);
+});
+
+test('folder trust: a file changed after Show is not trusted; the panel shows the new list', async ({
+  page,
+  tmpPath
+}) => {
+  const shownFolder = await page.request.get(`/goat/trust?folder=${encodeURIComponent(tmpPath)}`);
+  const absolute: string = (await shownFolder.json()).folder;
+  const settingsFile = path.join(absolute, '.goat', 'settings.json');
+  fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
+  const servers = (names: string[]) =>
+    JSON.stringify({ mcp_servers: Object.fromEntries(names.map(n => [n, { command: `${n}-server` }])) });
+  fs.writeFileSync(settingsFile, servers(['seen']));
+
+  const panel = await openPanel(page);
+  const items = panel.locator('[data-goat="trust-items"]');
+  const status = panel.locator('[data-goat="trust-status"]');
+  const listed = panel.locator('[data-goat="trust-folders"] li', { hasText: absolute });
+  await panel.locator('[data-goat="trust-folder"]').fill(tmpPath);
+  await panel.locator('[data-goat="trust-show"]').click();
+  await expect(items).toContainText("MCP server 'seen'");
+  await expect(items).not.toContainText('unseen');
+
+  fs.writeFileSync(settingsFile, servers(['seen', 'unseen']));
+  await panel.locator('[data-goat="trust-trust"]').click();
+  await expect(status).toContainText('changed since they were shown');
+  await expect(items).toContainText("MCP server 'unseen'");
+  await expect(listed).toHaveCount(0);
+  const shots = process.env.GOAT_SCREENSHOTS_DIR;
+  if (shots) {
+    await page.screenshot({ path: `${shots}/trust-changed-light.png` });
+    await page.theme.setDarkTheme();
+    await page.setViewportSize({ width: 560, height: 700 });
+    await page.screenshot({ path: `${shots}/trust-changed-dark-narrow.png` });
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await page.theme.setLightTheme();
+  }
+
+  await panel.locator('[data-goat="trust-trust"]').click();
+  await expect(listed).toHaveCount(1);
+  await expect(items).toContainText('✓ trusted');
   await listed.getByRole('button', { name: 'Revoke' }).click();
   await expect(listed).toHaveCount(0);
 });

@@ -3,7 +3,6 @@ the managed policy (config/managed.py), which nothing below it can go beyond."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +15,7 @@ from goat_jupyter.config.managed import load_managed
 from goat_jupyter.config.project import allow_key, goat_home, read_project, trusted_goat_settings
 from goat_jupyter.config.trust import approval_for
 from goat_jupyter.errors import InvalidInputError
+from goat_jupyter.text import loads_json
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 ToolProfile = Literal["auto", "full", "lean"]
@@ -136,7 +136,7 @@ ENV_KEYS: Mapping[str, str] = _ENV_KEYS  # variable -> setting, for saying what 
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]

@@ -209,7 +209,9 @@ def test_edit_rules_cover_write_notebook_edit_and_move(ws: Path) -> None:
     move = {"from": "src/a.py", "to": "src/b.py", "overwrite": True}
     (ws / "src" / "b.py").write_text("b")
     assert behavior(ws, "Move", move) == "ask"
-    assert behavior(ws, "Move", move, allow=allow) == "ask"  # a Move removes a file: Edit rules do not allow it
+    assert (
+        behavior(ws, "Move", move, allow=allow) == "ask"
+    )  # a Move removes a file: Edit rules do not allow it
     assert behavior(ws, "Move", move, allow=["Move(src/**)"]) == "allow"
     assert behavior(ws, "Move", move, allow=["Delete(src/**)"]) == "allow"
     assert (
@@ -582,8 +584,7 @@ def test_a_move_reads_and_removes_its_source(ws: Path) -> None:
     assert behavior(ws, "Move", move_out, ask=["Read(./secrets/**)"]) == "ask"
     assert behavior(ws, "Move", move_out, deny=["Delete(./secrets/**)"]) == "deny"
     assert (
-        behavior(ws, "Move", {"from": "src/a.py", "to": "secrets/a.py"}, deny=["Read(./secrets/**)"])
-        == "ask"
+        behavior(ws, "Move", {"from": "src/a.py", "to": "secrets/a.py"}, deny=["Read(./secrets/**)"]) == "ask"
     )
     assert behavior(ws, "Move", move_out, deny=["Grep(./secrets/**)"]) == "ask"  # only Read covers it
 

@@ -628,7 +628,12 @@ _SPELL_TAIL = st.sampled_from(["", "/", "/key.txt", "/key.txt/", "/new/deeper.tx
 _MODES: list[PermissionMode] = ["default", "acceptEdits", "bypassPermissions", "dontAsk", "plan"]
 
 
-@settings(max_examples=150, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     prefix=_SPELL_PREFIX,
     name=st.sampled_from(["secrets", "SECRETS", "Secrets", "link_to_secrets"]),

@@ -3,7 +3,6 @@ the managed policy (config/managed.py), which nothing below it can go beyond."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +25,7 @@ from goat_jupyter.config.model import ToolProfile as ToolProfile
 from goat_jupyter.config.project import allow_key, goat_home, read_project, trusted_goat_settings
 from goat_jupyter.config.trust import approval_for
 from goat_jupyter.errors import InvalidInputError
+from goat_jupyter.text import loads_json
 
 # Settings the Config tool and `%goat config` may change at runtime (flat, scalar values).
 RUNTIME_KEYS: tuple[str, ...] = (
@@ -59,7 +59,7 @@ ENV_KEYS: Mapping[str, str] = _ENV_KEYS  # variable -> setting, for saying what 
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]

@@ -1,10 +1,14 @@
-"""Text helpers: keep tool output within what the model should read; make any text encodable."""
+"""Text helpers: keep tool output within what the model should read; make any text encodable;
+parse untrusted JSON with its nesting bounded."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any, cast
+
+from goat_jupyter.errors import InvalidInputError
 
 
 def cut_middle(text: str, limit: int) -> str:
@@ -60,3 +64,43 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, tuple):
         return tuple(map_strings(item, change) for item in cast("tuple[Any, ...]", value))
     return value
+
+
+# Deeper JSON is refused before parsing: Python's parser and every recursive walk after it (pydantic,
+# map_strings, json.dumps) would raise RecursionError near 1,000 levels; real data nests a dozen.
+MAX_JSON_DEPTH = 200
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class JsonTooDeepError(InvalidInputError, ValueError):
+    """JSON nested past MAX_JSON_DEPTH; a ValueError too, so callers that refuse bad JSON refuse it."""
+
+
+def json_too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON text opens more than `limit` arrays or objects inside each other."""
+    if text.count("[") + text.count("{") <= limit:  # C-speed: nearly every text stops here
+        return False
+    depth = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def check_json_depth(text: str, what: str = "JSON") -> None:
+    """Raise JsonTooDeepError when `text` nests deeper than goat reads."""
+    if json_too_deep(text):
+        raise JsonTooDeepError(
+            f"{what}: JSON nested more than {MAX_JSON_DEPTH} levels deep, which goat does not read."
+        )
+
+
+def loads_json(text: str | bytes, what: str = "JSON") -> Any:
+    """`json.loads` for untrusted text (the model, notebooks, settings, recordings, servers): nesting
+    bounded. Raises ValueError (JsonTooDeepError, json.JSONDecodeError, UnicodeDecodeError)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    check_json_depth(text, what)
+    return json.loads(text)

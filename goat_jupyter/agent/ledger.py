@@ -13,6 +13,7 @@ from typing import Any, cast
 from goat_jupyter.config.files import write_atomically
 from goat_jupyter.config.project import goat_home
 from goat_jupyter.file_lock import locked
+from goat_jupyter.text import loads_json
 
 KEEP_DAYS = 31
 
@@ -27,7 +28,7 @@ def today() -> str:
 
 def _read(path: Path) -> dict[str, float]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     days = cast("dict[str, Any]", data) if isinstance(data, dict) else {}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from goat_jupyter.agent.styles import OutputStyle, style_section
 from goat_jupyter.config.claude_files import instruction_files
+from goat_jupyter.config.secrets import redact
 from goat_jupyter.state import SessionState
 
 MAX_INSTRUCTIONS_CHARS = 20_000
@@ -80,7 +81,7 @@ def reminder(state: SessionState) -> str:
     ]
     if state.settings.permission_mode == "plan":
         lines.append(PLAN_MODE_NOTE)
-    return "\n".join(lines)
+    return redact("\n".join(lines))
 
 
 def system_prompt(base: str = BASE_PROMPT, style: OutputStyle = "default") -> str:
@@ -99,4 +100,4 @@ def session_context(state: SessionState) -> str:
     instructions = _instructions(state.workspace)
     if instructions:
         sections.append(instructions)
-    return "\n\n".join(sections)
+    return redact("\n\n".join(sections))  # an AGENTS.md, or a folder's name, may hold a key

@@ -15,7 +15,7 @@ from goat_jupyter.agent.spend import RunSpend
 from goat_jupyter.agent.turns import Usage, as_list
 from goat_jupyter.config.secrets import redact
 from goat_jupyter.state import SessionState
-from goat_jupyter.text import map_strings, utf8_line
+from goat_jupyter.text import loads_json, map_strings, utf8_line
 from goat_jupyter.tools.redaction import cleaner
 
 try:
@@ -171,7 +171,7 @@ def _parse_lines(data: bytes) -> tuple[list[dict[str, Any]], int]:
         if not raw.strip():
             continue
         try:
-            line = json.loads(raw.decode("utf-8"))
+            line = loads_json(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             dropped += 1
             continue

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, cast
 
+from goat_jupyter.text import check_json_depth, loads_json, map_strings, without_surrogates
+
 FORMAT_REMINDER = (
     "Your last reply wrote a tool call as text; goat ran it this time. Call tools through the "
     "tool-calling interface (your chat template's tool-call format), never as JSON in your reply."
@@ -49,7 +51,7 @@ def _fenced(text: str) -> list[tuple[Any, str]]:
         kind = "json" if label in _STRICT_LABELS else "loose"
         start = len(text) - len(text[match.end() :].lstrip())
         try:
-            value, end = _DECODER.raw_decode(text, start)
+            value, end = _decode_at(text, start)
         except ValueError:
             value, end = None, match.end()
         close = text.find("```", end)
@@ -61,6 +63,12 @@ def _fenced(text: str) -> list[tuple[Any, str]]:
             found.append((value, kind))
         position = len(text) if close < 0 else close + 3
     return found
+
+
+def _decode_at(text: str, start: int) -> tuple[Any, int]:
+    """The JSON value starting at `start` and where it ends; ValueError past goat's nesting bound."""
+    check_json_depth(text[start:])
+    return _DECODER.raw_decode(text, start)
 
 
 def _candidates(text: str) -> list[tuple[Any, str]]:
@@ -77,10 +85,10 @@ def _loads(snippet: str) -> Any:
     """JSON, also with doubled outer braces ({{...}}, as in templates a small model has seen)."""
     snippet = snippet.strip()
     try:
-        return json.loads(snippet)
+        return loads_json(snippet)
     except ValueError:
         if snippet.startswith("{{") and snippet.endswith("}}"):
-            return json.loads(snippet[1:-1])
+            return loads_json(snippet[1:-1])
         raise
 
 
@@ -110,7 +118,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
         return {}
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = loads_json(raw)
         except ValueError:
             raise _AmbiguousError("arguments that are not JSON") from None
     if not isinstance(raw, dict):
@@ -126,7 +134,7 @@ def _as_call(value: Any) -> TextCall | None:
     name = _field(obj, _NAME_KEYS)
     if not isinstance(name, str) or not set(obj) <= {*_NAME_KEYS, *_ARGUMENT_KEYS, "type", "id"}:
         return None
-    arguments = _arguments(_field(obj, _ARGUMENT_KEYS))
+    arguments = map_strings(_arguments(_field(obj, _ARGUMENT_KEYS)), without_surrogates)  # escaped ones
     return TextCall(name, json.dumps(arguments, ensure_ascii=False))
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from goat_jupyter.text import without_surrogates
+from goat_jupyter.text import loads_json, map_strings, without_surrogates
 
 
 @dataclass
@@ -53,13 +55,13 @@ class ToolCallAccumulator:
         index = getattr(delta, "index", None)
         slot = self._calls.setdefault(index if isinstance(index, int) else len(self._calls), {})
         if getattr(delta, "id", None):
-            slot["id"] = delta.id
+            slot["id"] = str(delta.id)
         function = getattr(delta, "function", None)
         if function is not None:
             if getattr(function, "name", None):
-                slot["name"] = slot.get("name", "") + function.name
+                slot["name"] = slot.get("name", "") + str(function.name)
             if getattr(function, "arguments", None):
-                slot["arguments"] = slot.get("arguments", "") + function.arguments
+                slot["arguments"] = slot.get("arguments", "") + str(function.arguments)
 
     def result(self) -> list[ToolCallRequest]:
         calls: list[ToolCallRequest] = []
@@ -69,10 +71,31 @@ class ToolCallAccumulator:
             name, arguments = slot.get("name", ""), slot.get("arguments", "")
             calls.append(
                 ToolCallRequest(
-                    without_surrogates(call_id), without_surrogates(name), without_surrogates(arguments)
+                    without_surrogates(call_id), without_surrogates(name), clean_arguments(arguments)
                 )
             )
         return calls
+
+
+def clean_arguments(raw: str) -> str:
+    """The model's arguments with every lone surrogate as U+FFFD, also one it escaped (`"\\ud800"`,
+    which only parsing reveals), so the history, the session file and the recording all encode."""
+    text = without_surrogates(raw)
+    if "\\u" not in text:
+        return text
+    try:
+        value = loads_json(text, "The tool arguments")
+    except ValueError:
+        return text  # the executor refuses arguments that are not JSON, with the reason
+    cleaned = map_strings(value, without_surrogates)
+    return text if cleaned == value else json.dumps(cleaned, ensure_ascii=False)
+
+
+def token_count(value: object) -> int:
+    """A usage field as a count: whatever else a provider (or a hostile server) sends counts 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0
+    return max(0, int(value))
 
 
 def estimate_cost(litellm: ModuleType, model: str, usage: Usage) -> float | None:
@@ -101,17 +124,17 @@ def absorb(
     and tool-call deltas."""
     usage = getattr(chunk, "usage", None)
     if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
-        turn.usage.prompt_tokens = int(usage.prompt_tokens or 0)
-        turn.usage.completion_tokens = int(usage.completion_tokens or 0)
+        turn.usage.prompt_tokens = token_count(usage.prompt_tokens)
+        turn.usage.completion_tokens = token_count(getattr(usage, "completion_tokens", 0))
         turn.usage.cached_tokens, turn.usage.cache_write_tokens = cache_tokens(usage)
     for choice in as_list(getattr(chunk, "choices", None)):
         delta = getattr(choice, "delta", None)
         if getattr(choice, "finish_reason", None):
-            turn.finish_reason = choice.finish_reason
+            turn.finish_reason = without_surrogates(str(choice.finish_reason))
         if delta is None:
             continue
         if getattr(delta, "content", None):
-            text = without_surrogates(delta.content)  # the model's text must encode everywhere
+            text = without_surrogates(str(delta.content))  # the model's text must encode everywhere
             text_parts.append(text)
             on_text(text)
         for tool_delta in as_list(getattr(delta, "tool_calls", None)):
@@ -128,4 +151,4 @@ def cache_tokens(usage: Any) -> tuple[int, int]:
     details = getattr(usage, "prompt_tokens_details", None)
     read = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None) or 0
     written = getattr(usage, "cache_creation_input_tokens", None) or 0
-    return int(read), int(written)
+    return token_count(read), token_count(written)

@@ -9,11 +9,12 @@ to the workspace each folder's `AGENTS.md`, `CLAUDE.md` and `CLAUDE.local.md`.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
+
+from goat_jupyter.text import loads_json
 
 RULE_LISTS = ("allow", "deny", "ask")
 FOLDER_INSTRUCTIONS = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
@@ -48,7 +49,7 @@ def _unique(paths: list[Path]) -> list[Path]:
 def read_object(path: Path) -> dict[str, Any] | None:
     """The JSON object in `path`; None when missing, unreadable or not an object."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return cast("dict[str, Any]", data) if isinstance(data, dict) else None

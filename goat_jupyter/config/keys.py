@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.config.files import write_atomically
+from goat_jupyter.text import loads_json
 
 KEYS_FILE = "keys.json"
 FILE_MODE = 0o600
@@ -53,7 +54,7 @@ def check_value(name: str, value: str) -> str | None:
 def read_keys(path: Path | None = None) -> dict[str, str]:
     """The stored keys; {} when the file is missing or broken (entries with bad names are dropped)."""
     try:
-        data = json.loads((path or key_store_path()).read_text(encoding="utf-8"))
+        data = loads_json((path or key_store_path()).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):

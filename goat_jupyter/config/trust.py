@@ -31,6 +31,7 @@ from goat_jupyter.config.project import (
     widening_items,
 )
 from goat_jupyter.file_lock import locked
+from goat_jupyter.text import loads_json
 
 TRUST_ENV = "GOAT_TRUST_WORKSPACE"
 STORE_NAME = "trusted_folders.json"
@@ -58,7 +59,7 @@ class Approval:
 
 def _read_store() -> dict[str, Any]:
     try:
-        data = json.loads(store_path().read_text(encoding="utf-8"))
+        data = loads_json(store_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     folders = cast("dict[str, Any]", data).get("folders") if isinstance(data, dict) else None

@@ -3,7 +3,6 @@ cell after a run with the model, find it in the saved notebook, and replay it wi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from goat_jupyter.replay.recording import (
     record,
     recording_bundle,
 )
+from goat_jupyter.text import loads_json
 from goat_jupyter.tools.events import Event, EventSink, ToolFinished
 
 MAX_NOTEBOOK_BYTES = 20_000_000  # a notebook larger than this is not searched for recordings
@@ -105,7 +105,7 @@ def _cell_recordings(path: Path) -> Iterator[tuple[str, Recording]]:
     try:
         if path.stat().st_size > MAX_NOTEBOOK_BYTES:
             return
-        notebook = json.loads(path.read_text(encoding="utf-8"))
+        notebook = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
     for cell in _list(_dict(notebook).get("cells")):

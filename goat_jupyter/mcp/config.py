@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -15,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.config.project import server_key
 from goat_jupyter.config.trust import approval_for
+from goat_jupyter.text import loads_json
 
 MCP_JSON = ".mcp.json"
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -150,7 +150,7 @@ def read_mcp_json(workspace: Path) -> tuple[dict[str, Any], str | None]:
     if not path.exists():
         return {}, None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return {}, f"{path} could not be read: {exc}"
     servers = cast("dict[str, Any]", data).get("mcpServers") if isinstance(data, dict) else None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from goat_jupyter.errors import FileNotFoundGoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.fileio import atomic_write_bytes
 from goat_jupyter.notebook.bridge import CellInfo, CellType
+from goat_jupyter.text import check_json_depth
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
@@ -23,7 +24,7 @@ class _Nbformat(NamedTuple):
 
     new_cell: dict[str, Callable[[str], NotebookNode]]
     upgrade: Callable[[NotebookNode], NotebookNode]
-    read: Callable[..., NotebookNode]
+    reads: Callable[..., NotebookNode]
     writes: Callable[[NotebookNode], str]
     from_dict: Callable[[dict[str, Any]], NotebookNode]
     validate: Callable[[NotebookNode], None]
@@ -44,7 +45,7 @@ def _nbformat() -> _Nbformat:
     return _Nbformat(
         new_cell=new_cell,
         upgrade=cast(Callable[["NotebookNode"], "NotebookNode"], nbv4.upgrade),  # pyright: ignore[reportUnknownMemberType]
-        read=cast(Callable[..., "NotebookNode"], nbformat.read),  # pyright: ignore[reportUnknownMemberType]
+        reads=cast(Callable[..., "NotebookNode"], nbformat.reads),  # pyright: ignore[reportUnknownMemberType]
         writes=cast(Callable[["NotebookNode"], str], nbformat.writes),  # pyright: ignore[reportUnknownMemberType]
         from_dict=cast(Callable[[dict[str, Any]], "NotebookNode"], nbformat.from_dict),  # pyright: ignore[reportUnknownMemberType]
         validate=cast(Callable[["NotebookNode"], None], nbformat.validate),
@@ -156,7 +157,9 @@ def load_notebook(path: Path) -> NotebookNode:
             f"Notebook {path} does not exist. Create it with Write (notebook JSON) first, then edit it here."
         )
     try:
-        notebook = _nbformat().read(path, as_version=4)
+        text = path.read_text(encoding="utf-8")
+        check_json_depth(text, str(path))  # nbformat would recurse until Python gives up
+        notebook = _nbformat().reads(text, as_version=4)
     except Exception as exc:  # nbformat raises JSON, validation and version errors alike
         raise ToolExecutionError(f"{path} is not a readable Jupyter notebook: {exc}") from None
     if int(notebook.get("nbformat_minor", 0)) < 5:

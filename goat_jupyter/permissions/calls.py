@@ -35,6 +35,9 @@ FREE_TOOLS = frozenset(
         "TeamDelete",
     }
 )
+# Calls that remove a path from its name, and the only allow rules that cover them (covering
+# every path they touch: a Move's source and destination alike).
+_ALLOW_NAMES = {"Delete": ("Delete",), "Move": ("Move", "Delete")}
 READ_PATH_ARGS = {"Read": "file_path", "Glob": "path", "Grep": "path", "LS": "path"}
 EDIT_PATH_ARGS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
 EXEC_TOOLS = {
@@ -203,12 +206,14 @@ def _edit_call(tool_name: str, args: Mapping[str, Any], where: _Where) -> Call:
         targets = (where.target(args.get(key, ""), whole=True),)
         replaces = where.exists(targets[0].path)
     outside = where.outside(targets)
-    allow_targets = targets[-1:] if tool_name == "Move" and not outside else targets
     names = ("Delete", "Edit") if tool_name == "Delete" else _names(tool_name, "Edit")
-    allow_names = ("Delete",) if tool_name == "Delete" else names
-    facts = CallFacts(tool_name, names, allow_names, targets, allow_targets, outside=outside, also=also)
-    kind: CallKind = "delete" if tool_name == "Delete" else "edit"
-    creates = tool_name in ("Write", "Move") and not replaces  # .git and the like: guarded below
+    facts = CallFacts(
+        tool_name, names, _ALLOW_NAMES.get(tool_name, names), targets, targets, outside=outside, also=also
+    )
+    # A Move takes its source away from its name as a Delete does (a Write may then put something
+    # else there, unasked): it is a delete for the modes and the defaults.
+    kind: CallKind = "delete" if tool_name in _ALLOW_NAMES else "edit"
+    creates = tool_name == "Write" and not replaces  # .git and the like: guarded below
     guard = where.guarded(targets)
     guard_text = (
         f"{tool_name} would change a protected path: {guard}. Only the user may approve that."
@@ -224,8 +229,10 @@ def _edit_reason(tool_name: str, paths: tuple[Path, ...], replaces: bool, outsid
     if tool_name == "Delete":
         return f"Delete removes {paths[0]}{where}; deleting always needs approval."
     if tool_name == "Move":
-        return f"Move renames {paths[0]} to {paths[1]}{where}" + (
-            ", replacing the file there." if replaces else "."
+        replacing = ", replacing the file there" if replaces else ""
+        return (
+            f"Move renames {paths[0]} to {paths[1]}{where}{replacing}; it removes {paths[0]} from its name, "
+            "so moving needs approval as deleting does."
         )
     if tool_name == "Write" and replaces:
         return f"Write would overwrite the existing file {paths[0]}{where}."

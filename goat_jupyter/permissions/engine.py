@@ -13,12 +13,14 @@ Mode table (what happens without any rule or hook):
 |                                             | allow   | allow       | allow| allow  | allow   |
 | read-only tool inside the workspace         | allow   | allow       | allow| allow  | allow   |
 | read-only tool outside the workspace        | ask     | ask         | ask  | allow  | deny    |
-| Write new file / Move (no overwrite), inside| allow   | allow       | deny | allow  | allow   |
+| Write new file, inside                      | allow   | allow       | deny | allow  | allow   |
 |   (except inside .git/, which asks as an edit)
-| Edit, NotebookEdit, overwriting Write/Move  | ask     | allow       | deny | allow  | deny    |
+| Edit, NotebookEdit, overwriting Write       | ask     | allow       | deny | allow  | deny    |
 | any edit outside the workspace              | ask     | ask         | deny | allow  | deny    |
-| Delete inside the workspace                 | ask     | ask         | deny | allow  | deny    |
-| Delete outside the workspace                | ask     | ask         | deny | ask    | deny    |
+| Delete, Move inside the workspace           | ask     | ask         | deny | allow  | deny    |
+| Delete, Move outside the workspace          | ask     | ask         | deny | ask    | deny    |
+(a Move removes its source from its name, as a Delete does; only `Move(...)` or `Delete(...)` allow
+rules covering both its ends allow one)
 | Bash, RunCode, RunCell, KernelInspect, MCP  | ask     | ask         | deny | allow  | deny    |
 | WebFetch, WebSearch                         | ask     | ask         | deny | allow  | deny    |
 | Agent (general-purpose), TeamCreate         | ask     | ask         | deny | allow  | deny    |

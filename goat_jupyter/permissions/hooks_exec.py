@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from goat_jupyter.processes.spawn import describe_exit, kill_group
-from goat_jupyter.text import cut_middle
+from goat_jupyter.text import cut_middle, loads_json
 
 HookEvent = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure"]
 HOOK_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -125,7 +125,7 @@ def reply_from_exit(hook: CommandHook, event: HookEvent, code: int, stdout: str,
         if not stdout.startswith("{"):
             return HookReply()
         try:
-            data = json.loads(stdout)
+            data = loads_json(stdout)
         except ValueError:
             return HookReply(
                 notice=f"The {hook.label} printed output that is not valid JSON; it was ignored."

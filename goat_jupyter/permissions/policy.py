@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from goat_jupyter.config.files import write_atomically
 from goat_jupyter.config.project import allow_key, project_hook_commands
+from goat_jupyter.config.secrets import redact
 from goat_jupyter.config.trust import approve_keys
 from goat_jupyter.permissions.calls import CODE_TOOLS, Call
 from goat_jupyter.permissions.cell_tags import CellFacts
@@ -30,6 +31,7 @@ from goat_jupyter.permissions.protected import hook_commands_of
 from goat_jupyter.permissions.suggest import suggest_rules_for
 from goat_jupyter.settings import runtime_values, workspace_settings_path
 from goat_jupyter.state import SessionState
+from goat_jupyter.text import loads_json
 
 PreviewKind = Literal["diff", "command", "url", "code", "plan", "arguments"]
 Choice = Literal["allow_once", "allow_session", "always_allow", "deny"]
@@ -275,7 +277,7 @@ def save_allow_rule(workspace: Path, rule: str) -> Path:
     path = workspace_settings_path(workspace)
     data: dict[str, Any] = {}
     if path.exists():
-        loaded = json.loads(path.read_text(encoding="utf-8") or "{}")
+        loaded = loads_json(path.read_text(encoding="utf-8") or "{}")
         if not isinstance(loaded, dict):
             raise ValueError(f"{path} does not hold a JSON object")
         data = loaded  # pyright: ignore[reportUnknownVariableType]
@@ -299,12 +301,12 @@ class StdinApprover:
         self.write = write
 
     async def request(self, request: ApprovalRequest) -> ApprovalAnswer:
-        self.write(f"goat wants to run {request.title}\n{request.reason}")
+        self.write(redact(f"goat wants to run {request.title}\n{request.reason}"))
         choices: dict[str, Choice] = {"y": "allow_once", "n": "deny"}
         prompt = "[y] allow once"
         if request.suggested_rule:
             choices |= {"s": "allow_session", "a": "always_allow"}
-            prompt += f", [s] allow for this session, [a] always allow ({request.suggested_rule})"
+            prompt += f", [s] allow for this session, [a] always allow ({redact(request.suggested_rule)})"
         prompt += ", [n] deny: "
         key = ""
         while key not in choices:

@@ -1,7 +1,7 @@
 """Permission rules in Claude Code's syntax: parsing, and matching one rule against one call.
 
-- `Tool` covers the whole tool; `Read` also covers Glob/Grep/LS and `Edit` also Write/NotebookEdit/
-  Move (and, for deny/ask only, Delete). A bare allow rule covers calls inside the workspace only:
+- `Tool` covers the whole tool; `Read` also covers Glob/Grep/LS and `Edit` also Write/NotebookEdit
+  (and, for deny/ask only, Move and Delete; a Move is allowed by `Move` or `Delete` rules only). A bare allow rule covers calls inside the workspace only:
   outside it, only a path rule that names the place (`Edit(//tmp/out/**)`) allows.
 - `Bash(git diff:*)`: the command's words start with `git diff` (word boundary: not `git diffx`).
   `Bash(npm *)`: `*` matches anything; a trailing ` *` also matches `npm` alone. `Bash(npm test)`:

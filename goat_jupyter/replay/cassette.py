@@ -56,6 +56,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from goat_jupyter.text import loads_json
+
 CASSETTE_VERSION = 1
 
 
@@ -141,7 +143,7 @@ CassetteLike = Cassette | str | os.PathLike[str] | Sequence[Any] | dict[str, Any
 
 def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     """Read a cassette file (an object with `turns`, or a bare list of turns)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = loads_json(Path(path).read_text(encoding="utf-8"))
     return to_cassette(data)
 
 

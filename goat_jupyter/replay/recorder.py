@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
@@ -22,6 +21,7 @@ from goat_jupyter.replay.cassette import (
 )
 from goat_jupyter.replay.player import PickedTurn, last_user_text, message_texts, user_messages
 from goat_jupyter.replay.server import ReplayServer
+from goat_jupyter.text import loads_json
 
 # Request fields passed on to the provider besides messages (anything else is client plumbing).
 FORWARDED_FIELDS = (
@@ -97,7 +97,7 @@ def turn_from_completion(completion: UpstreamCompletion, note: str | None = None
 
 def _arguments(raw: str) -> dict[str, Any] | str:
     try:
-        value = json.loads(raw)
+        value = loads_json(raw)
     except ValueError:
         return raw
     return value if isinstance(value, dict) else raw  # pyright: ignore[reportUnknownVariableType]

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from goat_jupyter.config.secrets import redact
 from goat_jupyter.replay.cassette import AnyTurn, ResponseTurn, ToolCallSpec
 from goat_jupyter.replay.player import PickedTurn
+from goat_jupyter.text import loads_json
 
 RECORDING_MIME = "application/vnd.goat.recording+json"
 RECORDING_VERSION = 1
@@ -164,7 +165,7 @@ def _call(call: dict[str, Any], results: dict[str, CallResult]) -> RecordedCall:
     function = _mapping(call.get("function"))
     raw = redact(str(function.get("arguments") or "{}"))
     try:
-        parsed: object = cast(object, json.loads(raw))
+        parsed: object = cast(object, loads_json(raw))
     except ValueError:
         parsed = raw
     mapping = _mapping(parsed)

@@ -29,6 +29,7 @@ from goat_jupyter.replay.wire import (
     stream_chunks,
     wire_json,
 )
+from goat_jupyter.text import loads_json
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 MESSAGES_PATHS = ("/v1/messages", "/messages", "/v1/v1/messages")  # Anthropic's Messages API
@@ -347,7 +348,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_json(self) -> dict[str, Any]:
         length = int(self.headers.get("Content-Length") or 0)
-        data = json.loads(self.rfile.read(length) or b"null")
+        data = loads_json(self.rfile.read(length) or b"null")
         if not isinstance(data, dict):
             raise ValueError("expected a JSON object")
         return cast(dict[str, Any], data)

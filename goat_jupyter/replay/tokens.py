@@ -8,13 +8,13 @@ request log written with GOAT_REPLAY_REQUEST_LOG (see scripts/cassette_tokens.py
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.replay.cassette import Cassette, ResponseTurn, UsageSpec, load_cassette, save_cassette
+from goat_jupyter.text import loads_json
 
 COUNT_MODEL = "gpt-4o-mini"  # the examples' default model: its tokenizer (o200k) counts
 TOLERANCE = 0.15  # recorded prompt tokens may differ this much from the count before a test fails
@@ -40,7 +40,7 @@ def read_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """The entries of a request log: {"cassette", "turn", "request"}."""
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if line.strip():
-            yield cast(dict[str, Any], json.loads(line))
+            yield cast(dict[str, Any], loads_json(line))
 
 
 def off_counts(cassette: Cassette, entries: Iterable[dict[str, Any]]) -> list[str]:

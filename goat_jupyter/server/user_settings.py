@@ -18,6 +18,7 @@ from goat_jupyter.config.overrides import overrides
 from goat_jupyter.mcp.config import parse_server
 from goat_jupyter.permissions.rules import parse_rule
 from goat_jupyter.settings import PERMISSION_MODES, Settings, user_settings_path
+from goat_jupyter.text import loads_json
 
 RULE_LISTS = ("allow", "ask", "deny")
 # Budgets (agent/spend.py): dollars, and prompt + answer tokens for a run; None is no limit.
@@ -45,7 +46,7 @@ def read_file(path: Path | None = None) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     try:
-        data = json.loads(text or "{}")
+        data = loads_json(text or "{}")
     except ValueError as exc:
         raise SettingsFileError(f"{path} is not valid JSON ({exc}); fix or remove it first.") from None
     if not isinstance(data, dict):

@@ -64,7 +64,7 @@ class CleanSink:
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
             stream = self._text.get(event.agent_id) or self._text.setdefault(event.agent_id, StreamRedactor())
-            shown = stream.feed(without_surrogates(event.text))
+            shown = stream.feed(event.text)  # the model's text was cleaned where it entered (agent/turns.py)
             if shown:
                 self.sink(replace(event, text=shown))
             return

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from goat_jupyter.errors import (
     UnknownToolError,
     UserDeniedError,
 )
-from goat_jupyter.text import cut_middle, map_strings, without_surrogates
+from goat_jupyter.text import JsonTooDeepError, cut_middle, loads_json
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.decisions import AllowAll as AllowAll
@@ -89,13 +88,16 @@ def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
 
 
 def parse_arguments(raw: dict[str, Any] | str) -> dict[str, Any]:
-    """The call's arguments as an object; a lone surrogate the model escaped (`\\ud800`) becomes U+FFFD."""
+    """The call's arguments as an object (the model's arguments were cleaned where they entered:
+    agent/turns.py, agent/text_calls.py)."""
     if isinstance(raw, dict):
-        return map_strings(raw, without_surrogates)
+        return raw
     if not raw.strip():
         return {}
     try:
-        value = map_strings(json.loads(raw), without_surrogates)
+        value = loads_json(raw, "The tool arguments")
+    except JsonTooDeepError as exc:
+        raise InvalidInputError(f"{exc.message} Send flatter arguments and call again.") from None
     except ValueError as exc:
         raise InvalidInputError(
             f"The tool arguments are not valid JSON ({exc}). Send a JSON object and call again."

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, Choice
+from goat_jupyter.text import loads_json, map_strings
+from goat_jupyter.tools.redaction import cleaner
 from goat_jupyter.ui import style
 from goat_jupyter.ui.comm_idle import (
     Answer,
@@ -82,10 +84,10 @@ def answer_record(request: ApprovalRequest, answer: ApprovalAnswer, preview: Pre
         "summary": PREVIEW_LABEL.get(request.tool_name, "what was asked"),
     }
     if answer.choice == "deny":
-        feedback = f" — feedback: {answer.feedback}" if answer.feedback else ""
+        feedback = f" — feedback: {cleaner()(answer.feedback)}" if answer.feedback else ""
         return record_bundle("✗", style.RED, f"Denied by {who()}: {subject}{feedback}", **details)
     if answer.updated_input is not None:
-        edited = json.dumps(answer.updated_input, ensure_ascii=False, indent=2)
+        edited = cleaner()(json.dumps(answer.updated_input, ensure_ascii=False, indent=2))
         return record_bundle(
             "✎",
             style.GREEN,
@@ -203,7 +205,7 @@ class ApprovalPrompt:
 
     def _submit_edited(self) -> None:
         try:
-            value = json.loads(str(self.editor.value))
+            value = loads_json(str(self.editor.value))
         except ValueError as exc:
             self._show_edit_error(f"Not valid JSON: {exc}. Nothing was run.")
             return
@@ -218,11 +220,22 @@ class ApprovalPrompt:
 
 
 def for_people(request: ApprovalRequest, preview: Preview, base: str) -> tuple[ApprovalRequest, Preview]:
-    """The prompt's and the record's words with workspace-relative paths (the call itself keeps its own)."""
+    """The prompt's and the record's words: workspace-relative paths, no known key anywhere (titles,
+    reasons, arguments, rules, the preview of a file's lines); the call itself keeps its own."""
+    clean = cleaner()
+
+    def words(text: str) -> str:
+        return clean(relative(text, base))
+
     shown = dataclasses.replace(
-        request, title=relative(request.title, base), reason=relative(request.reason, base)
+        request,
+        title=words(request.title),
+        reason=words(request.reason),
+        args=map_strings(request.args, clean),
+        suggested_rule=clean(request.suggested_rule) if request.suggested_rule else None,
+        suggested_rules=tuple(map(clean, request.suggested_rules)),
     )
-    return shown, Preview(relative(preview.html, base), relative(preview.text, base), preview.locked)
+    return shown, Preview(words(preview.html), words(preview.text), preview.locked)
 
 
 async def ask_approval(

@@ -8,7 +8,6 @@ The labextension's badge computes the same hash (SHA-256 of the UTF-8 source, fi
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any, cast
@@ -16,6 +15,7 @@ from typing import Any, cast
 from goat_jupyter.errors import PermissionDeniedError
 from goat_jupyter.notebook import CellInfo, cell_label
 from goat_jupyter.permissions.cell_tags import LOCK_TAGS, REFUSE_TAGS, tag_key, tags_of
+from goat_jupyter.text import loads_json
 from goat_jupyter.tools.base import ToolContext
 
 HASH_DIGITS = 16
@@ -133,7 +133,7 @@ def _notebooks_below(folder: Path) -> list[Path]:
 
 def _cell_tags(file: Path) -> list[tuple[str, ...]]:
     try:
-        notebook: Any = json.loads(file.read_text(encoding="utf-8"))
+        notebook: Any = loads_json(file.read_text(encoding="utf-8"))
         cells: list[Any] = notebook.get("cells") or []
         metadata: list[dict[str, Any]] = [cell.get("metadata") or {} for cell in cells]
         return [tags_of(each) for each in metadata]

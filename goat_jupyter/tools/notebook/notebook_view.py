@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from goat_jupyter.errors import ToolExecutionError
 from goat_jupyter.permissions.cell_tags import tag_key, tags_of
+from goat_jupyter.text import check_json_depth
 from goat_jupyter.tools.base import Attachment, ToolOutput
 from goat_jupyter.tools.files import prepare_image
 
@@ -49,6 +50,7 @@ def load_notebook_json(path: Path) -> Mapping[str, Any]:
 
     reads = cast(Callable[..., Mapping[str, Any]], nbformat.reads)  # pyright: ignore[reportUnknownMemberType]
     try:
+        check_json_depth(text, str(path))  # nbformat would recurse until Python gives up
         return reads(text, as_version=4)
     except Exception as exc:  # nbformat raises JSON, schema and conversion errors of many types
         raise ToolExecutionError(f"{path} is not a valid Jupyter notebook: {exc}") from None

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from goat_jupyter.config.claude_files import read_object
+from goat_jupyter.config.project import project_goat_settings, trusted_goat_settings
+from goat_jupyter.config.trust import approval_for
 from goat_jupyter.settings import ENV_KEYS, user_settings_path, workspace_settings_path
 
 
@@ -30,7 +32,7 @@ def overrides(workspace: Path | None, environ: Mapping[str, str] | None = None) 
     """Settings the panel shows that a project file or the environment replaces (environment wins)."""
     env = os.environ if environ is None else environ
     user = _object(user_settings_path())
-    project = _object(workspace_settings_path(workspace)) if workspace is not None else {}
+    project = _project(workspace) if workspace is not None else {}
     found: list[Override] = []
     for variable, key in ENV_KEYS.items():
         panel = _text(user.get(key))
@@ -40,6 +42,11 @@ def overrides(workspace: Path | None, environ: Mapping[str, str] | None = None) 
             path = workspace_settings_path(workspace)
             found.append(Override(key, _text(project.get(key)) or "", f"the project file {path}", panel))
     return found
+
+
+def _project(workspace: Path) -> dict[str, Any]:
+    """What the project file sets that applies: a mode waiting for trust replaces nothing yet."""
+    return trusted_goat_settings(project_goat_settings(workspace), approval_for(workspace).covers)
 
 
 def _object(path: Path) -> dict[str, Any]:

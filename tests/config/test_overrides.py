@@ -69,3 +69,16 @@ def test_the_panel_view_carries_the_overrides_and_the_default_model(
         "overrides"
     ]
     assert view["defaults"]["model"] == "gpt-4o-mini"
+
+
+@pytest.mark.parametrize("key", ["permission_mode", "api_base"])
+def test_a_project_value_waiting_for_trust_is_not_named_as_in_use(
+    home: Path, tmp_path: Path, key: str
+) -> None:
+    value = "bypassPermissions" if key == "permission_mode" else "http://127.0.0.1:9/v1"
+    workspace = _project(tmp_path, {key: value, "model": "anthropic/claude-sonnet-4-5"})
+    found = {o.key: o for o in overrides(workspace, {})}
+    assert "permission_mode" not in found, "an untrusted mode does not replace the panel's"
+    assert found["model"].value == "anthropic/claude-sonnet-4-5"
+    used = load_settings(workspace, {})
+    assert used.permission_mode == "plan"

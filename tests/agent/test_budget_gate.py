@@ -22,8 +22,10 @@ from goat_jupyter.agent import ledger
 from goat_jupyter.agent.compaction import COMPACTION_MARKER
 from goat_jupyter.agent.llm import LLMClient, MeteredClient, RetryPolicy
 from goat_jupyter.agent.loop import Agent
-from goat_jupyter.agent.meter import session_meter
+from goat_jupyter.agent.meter import Meter, session_meter
 from goat_jupyter.agent.session import Session
+from goat_jupyter.agent.spend import BudgetReachedError, Limits, RunSpend
+from goat_jupyter.agent.turns import Usage
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
 from goat_jupyter.subagents import attach_subagents
@@ -33,7 +35,7 @@ from goat_jupyter.tools.events import Event, Notice
 from goat_jupyter.tools.runner import Executor
 from goat_jupyter.web import WebService
 from tests.agent_helpers import text_turn, tool_turn
-from tests.budget_audit import GPT_4O_MINI, AuditProxy, Seen, peak_in_flight, worst_moment
+from tests.budget_audit import GPT_4O_MINI, PRICES, AuditProxy, Seen, peak_in_flight, worst_moment
 from tests.web_fixtures.server import LocalSite, Reply
 
 PARENT = "PARENT-PROMPT"
@@ -283,3 +285,38 @@ async def test_a_hold_of_a_dead_process_does_not_count(tmp_path: Path, home: Pat
     with ReplayServer([text_turn("fine")]) as replay:
         rig = make_rig(tmp_path, replay.url, max_cost_per_user_per_day=0.02)
         assert (await rig.agent.run("hi")).text == "fine"
+
+
+# --- the meter alone, under many concurrent requests ---------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    limit=st.floats(0.0005, 0.05),
+    requests=st.lists(
+        st.tuples(st.integers(0, 40_000), st.floats(0, 1), st.floats(0, 0.02)), min_size=1, max_size=12
+    ),
+)
+async def test_reserved_and_spent_never_pass_the_limit(
+    limit: float, requests: list[tuple[int, float, float]]
+) -> None:
+    """Requests of random size reserve at once, end after random delays using a random share of
+    their cap: at every moment spent + reserved stays within the limit, and nothing stays held."""
+    spend = RunSpend()
+    meter = Meter(spend, lambda: Limits(cost_per_run=limit))
+    peaks: list[float] = []
+
+    async def one(prompt: int, used: float, delay: float) -> None:
+        try:
+            reservation = await meter.reserve(GPT_4O_MINI, prompt, None)
+        except BudgetReachedError:
+            return
+        peaks.append(spend.cost_usd + spend.reserved_usd)
+        await asyncio.sleep(delay)
+        answer = int((reservation.cap or 0) * used)
+        reservation.settle(Usage(prompt, answer, prompt * PRICES.prompt + answer * PRICES.answer))
+
+    await asyncio.gather(*(one(*request) for request in requests))
+    assert all(peak <= limit + 1e-12 for peak in peaks)
+    assert spend.cost_usd <= limit + 1e-12
+    assert spend.reserved_usd == 0 and spend.holds == 0 and not spend.shared.in_flight

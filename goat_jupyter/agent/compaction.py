@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from goat_jupyter.agent.context import Message, content_tokens, message_tokens, text_tokens
-from goat_jupyter.agent.llm import LLMClient
+from goat_jupyter.agent.llm import LLMClient, Meter
 
 COMPACTION_MARKER = "<goat-compaction-request>"
 SUMMARY_OPEN = "<conversation-summary>"
@@ -113,6 +113,7 @@ async def compact(
     messages: Sequence[Message],
     summarizer: LLMClient,
     *,
+    meter: Meter,
     keep_tokens: int,
     summarizer_budget: int,
     focus: str = "",
@@ -122,7 +123,7 @@ async def compact(
     if cut <= 0:
         return None
     request = summary_request(messages[:cut], focus, summarizer_budget)
-    turn = await summarizer.complete(request, None, lambda _text: None, lambda _message: None)
+    turn = await summarizer.complete(request, None, lambda _text: None, lambda _message: None, meter=meter)
     text = turn.text.strip() or "(the summariser returned nothing)"
     summary = summary_message(text)
     tail = list(messages[cut:])

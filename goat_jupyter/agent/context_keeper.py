@@ -9,7 +9,7 @@ from typing import Any, cast
 from goat_jupyter.agent.compaction import compact
 from goat_jupyter.agent.context import Budget, budget_for, prune_point, pruned_view, request_tokens
 from goat_jupyter.agent.lean import LEAN_PROMPT, lean_tools, note_block, profile_for
-from goat_jupyter.agent.llm import LLMClient
+from goat_jupyter.agent.llm import LLMClient, Meter
 from goat_jupyter.agent.prompts import BASE_PROMPT, reminder, session_context, system_prompt
 from goat_jupyter.agent.session import Message, Session
 from goat_jupyter.tools.catalog import ToolCatalog
@@ -123,6 +123,7 @@ class ContextKeeper:
         system: str | None = None,
         summarizer: LLMClient | None = None,
         agent_id: str | None = None,
+        meter: Meter,
     ) -> None:
         self.session = session
         self.registry = registry
@@ -132,6 +133,7 @@ class ContextKeeper:
         self.system_override = system
         self.summarizer = summarizer or llm
         self.agent_id = agent_id
+        self.meter = meter  # the summary is charged to the run like any other request
 
     def budget(self) -> Budget:
         settings = self.session.settings
@@ -254,6 +256,7 @@ class ContextKeeper:
         result = await compact(
             self.session.messages,
             self.summarizer,
+            meter=self.meter,
             keep_tokens=budget.keep_recent if keep_tokens is None else keep_tokens,
             summarizer_budget=budget.usable // 2,
             focus=focus,

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from goat_jupyter.agent.context import request_tokens
 from goat_jupyter.agent.endpoint import is_local_endpoint, reading_allowance_s, reading_status
-from goat_jupyter.agent.litellm_loader import litellm_module
+from goat_jupyter.agent.litellm_loader import count_text_tokens, litellm_module
+from goat_jupyter.agent.meter import Meter, Reservation
 from goat_jupyter.agent.provider_errors import (
     MissingCredentialsError,
     kind_of,
@@ -31,13 +33,13 @@ from goat_jupyter.agent.resilience import (
     retry_after_seconds,
     retry_text,
 )
-from goat_jupyter.agent.turns import AssistantTurn, ToolCallAccumulator, absorb, estimate_cost
+from goat_jupyter.agent.turns import AssistantTurn, ToolCallAccumulator, Usage, absorb, estimate_cost
 from goat_jupyter.errors import ContextLengthError, LLMError
 
 if TYPE_CHECKING:
     from goat_jupyter.settings import Settings
 
-__all__ = ["LLMClient", "PromptInfo", "RetryPolicy", "llm_client_for"]
+__all__ = ["LLMClient", "Meter", "MeteredClient", "PromptInfo", "RetryPolicy", "llm_client_for"]
 
 UNREACHABLE_RETRY_S = 0.5
 
@@ -86,11 +88,11 @@ class LLMClient:
         on_retry: Callable[[str], None],
         on_stall: Callable[[str], None] | None = None,
         *,
-        answer_cap: int | None = None,
+        meter: Meter,
         on_discard: Callable[[int], None] | None = None,
         prompt: PromptInfo | None = None,
     ) -> AssistantTurn:
-        """One turn. `answer_cap` lowers max_tokens for this request (a budget's limit);
+        """One turn, each attempt reserved on `meter` (its budgets cap max_tokens) before it is sent;
         `on_discard(chars)` takes back the text a failed attempt streamed before its retry."""
         litellm = await litellm_module()
         stalled = on_stall or on_retry
@@ -100,10 +102,12 @@ class LLMClient:
         missing = missing_key_variables(litellm, self.model, self.extra)
         if missing:  # no request: it could only fail, and litellm would call that an HTTP 500
             raise MissingCredentialsError(missing_key_text(self.model, missing))
+        tokens = prompt.tokens if prompt is not None else request_tokens(messages, tools or [])
         while True:
             shown = _CountingSink(on_text)
+            reservation = await meter.reserve(self.model, tokens, self.max_tokens)
             try:
-                return await self._stream_once(litellm, messages, tools, shown, stalled, answer_cap, prompt)
+                return await self._attempt(litellm, messages, tools, shown, stalled, reservation, prompt)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -122,6 +126,41 @@ class LLMClient:
                 await asyncio.sleep(wait)
                 waited += wait
                 attempt += 1
+
+    def metered(self, meter: Meter) -> MeteredClient:
+        """This client with its meter bound, for a caller that only asks (a WebFetch page summary)."""
+        return MeteredClient(self, meter)
+
+    async def _attempt(
+        self,
+        litellm: ModuleType,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_text: Callable[[str], None],
+        on_stall: Callable[[str], None],
+        reservation: Reservation,
+        prompt: PromptInfo | None,
+    ) -> AssistantTurn:
+        """One request; its reservation ends with it, however it ends, charged what it used."""
+        partial = _Partial()
+        try:
+            await self._stream_once(
+                litellm, messages, tools, on_text, on_stall, reservation.cap, prompt, partial
+            )
+        finally:
+            reservation.settle(self._charged(litellm, partial, reservation.prompt_tokens))
+        return partial.turn
+
+    def _charged(self, litellm: ModuleType, partial: _Partial, prompt_tokens: int) -> Usage:
+        """The provider's usage; without it (cut off, or a provider that sends none) an estimate
+        from what streamed; nothing for a request that got no answer at all."""
+        usage = partial.turn.usage
+        if not (usage.prompt_tokens or usage.completion_tokens):
+            if not partial.chunks:
+                return Usage(cost_usd=0.0)
+            usage = partial.turn.usage = Usage(prompt_tokens, count_text_tokens(partial.streamed()))
+        usage.cost_usd = estimate_cost(litellm, self.model, usage)
+        return usage
 
     def _raise_if_final(self, exc: Exception, litellm: ModuleType, attempt: int) -> None:
         """Raise the typed error for a failure that no (further) retry can fix."""
@@ -188,18 +227,17 @@ class LLMClient:
         tools: list[dict[str, Any]] | None,
         on_text: Callable[[str], None],
         on_stall: Callable[[str], None],
-        answer_cap: int | None = None,
-        prompt: PromptInfo | None = None,
-    ) -> AssistantTurn:
+        answer_cap: int | None,
+        prompt: PromptInfo | None,
+        partial: _Partial,
+    ) -> None:
         def stall(seconds: float) -> None:
             on_stall(f"No response from the model for {seconds:.0f} s…")
 
         first_timeout = self.first_token_timeout(prompt)
         reading = self._reading_notice(prompt)
         request = litellm.acompletion(**self._params(messages, tools, answer_cap))
-        turn = AssistantTurn()
-        calls = ToolCallAccumulator()
-        text_parts: list[str] = []
+        turn = partial.turn
         stream: Any = None
         try:
             stream = await await_within(request, first_timeout, stall, "response")
@@ -213,16 +251,50 @@ class LLMClient:
                 if reading is not None:
                     reading.cancel()
                 timeout = self.idle_timeout_s
-                absorb(chunk, turn, calls, text_parts, on_text)
+                partial.chunks += 1
+                absorb(chunk, turn, partial.calls, partial.text_parts, on_text)
         finally:
             if reading is not None:
                 reading.cancel()
             if stream is not None:
                 await _close_quietly(stream)
-        turn.text = "".join(text_parts)
-        turn.tool_calls = calls.result()
-        turn.usage.cost_usd = estimate_cost(litellm, self.model, turn.usage)
-        return turn
+        turn.text = "".join(partial.text_parts)
+        turn.tool_calls = partial.calls.result()
+
+
+@dataclass
+class _Partial:
+    """A turn as it streams in, so a request cut off still says what it used."""
+
+    turn: AssistantTurn = field(default_factory=AssistantTurn)
+    calls: ToolCallAccumulator = field(default_factory=ToolCallAccumulator)
+    text_parts: list[str] = field(default_factory=lambda: list[str]())
+    chunks: int = 0
+
+    def streamed(self) -> str:
+        calls = "".join(call.name + call.arguments for call in self.calls.result())
+        return "".join(self.text_parts) + calls
+
+
+@dataclass
+class MeteredClient:
+    """An LLMClient bound to a meter: web/summarize.py's PageModel."""
+
+    client: LLMClient
+    meter: Meter
+
+    @property
+    def model(self) -> str:
+        return self.client.model
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_text: Callable[[str], None],
+        on_retry: Callable[[str], None],
+    ) -> AssistantTurn:
+        return await self.client.complete(messages, tools, on_text, on_retry, meter=self.meter)
 
 
 async def _close_quietly(stream: Any) -> None:

@@ -8,16 +8,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from goat_jupyter.agent import ledger
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
 from goat_jupyter.agent.lean import note_block
-from goat_jupyter.agent.litellm_loader import litellm_loaded, token_prices
+from goat_jupyter.agent.litellm_loader import litellm_loaded
 from goat_jupyter.agent.llm import LLMClient, PromptInfo
+from goat_jupyter.agent.meter import Meter
 from goat_jupyter.agent.session import Message, Session, as_list
-from goat_jupyter.agent.spend import BudgetReachedError, Limits, Prices, RunSpend, answer_cap, live_budget
+from goat_jupyter.agent.spend import BudgetReachedError, Limits, RunSpend, live_budget
 from goat_jupyter.agent.text_calls import FORMAT_REMINDER, recover_call
 from goat_jupyter.agent.turns import AssistantTurn, ToolCallRequest, Usage
-from goat_jupyter.config.managed import load_managed
 from goat_jupyter.errors import ContextLengthError
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.catalog import ToolCatalog
@@ -84,11 +83,6 @@ def image_message(outputs: list[ToolOutput]) -> Message | None:
     }
 
 
-def _unknown_cost(model: str, limits: Limits) -> str:
-    tokens = "max_tokens_per_run applies" if limits.tokens_per_run is not None else "set max_tokens_per_run"
-    return f"The cost of {model} is unknown (litellm has no price for it): the cost budget cannot apply; {tokens}."
-
-
 class Agent:
     """Runs one prompt to completion against a session, emitting events as it goes."""
 
@@ -110,9 +104,10 @@ class Agent:
     ) -> None:
         self.session = session
         # A subagent spends from its parent's run: the parent passes its RunSpend.
-        self.spend = spend or RunSpend(session_before=session.usage.cost_usd or 0.0)
+        self.spend = spend or session.new_run_spend()
         if agent_id is None:
             session.run_spend = self.spend
+        self.meter = Meter(self.spend, lambda: Limits.of(self.session.settings), self._warn)
         self.registry = registry
         self.executor = executor
         self.llm = llm
@@ -134,7 +129,11 @@ class Agent:
             system=system,
             summarizer=summarizer,
             agent_id=agent_id,
+            meter=self.meter,
         )
+
+    def _warn(self, text: str) -> None:
+        self.emit(Notice(text, "warning", self.agent_id))
 
     async def run(self, prompt: str) -> RunResult:
         started = time.perf_counter()
@@ -268,38 +267,18 @@ class Agent:
         def on_status(message: str) -> None:
             self.emit(Notice(message, "info", self.agent_id))
 
-        cap = self._answer_cap(request.tokens)
         turn = await self.llm.complete(
             request.messages,
             request.tools,
             on_text,
             on_retry,
             on_stall,
-            answer_cap=cap,
+            meter=self.meter,
             on_discard=on_discard,
             prompt=PromptInfo(request.tokens, on_status),
         )
         make_call_ids_unique(turn)
-        self.spend.add(turn.usage.prompt_tokens, turn.usage.completion_tokens, turn.usage.cost_usd)
-        if self.session.settings.max_cost_per_user_per_day is not None and turn.usage.cost_usd:
-            ledger.record(turn.usage.cost_usd)
         return turn
-
-    def _answer_cap(self, prompt_tokens: int) -> int | None:
-        """Raises BudgetReachedError when the request could cross a budget (or its model is outside
-        the managed allow-list, e.g. a subagent's); else its answer's cap."""
-        if refused := load_managed().refusal("model", self.llm.model):
-            raise BudgetReachedError(refused)
-        limits = Limits.of(self.session.settings)
-        if not limits.any:
-            return None
-        prices = token_prices(self.llm.model) if limits.any_cost else None
-        if limits.any_cost and prices is None and not self.spend.unpriced_noted:
-            self.spend.unpriced_noted = True
-            self.emit(Notice(_unknown_cost(self.llm.model, limits), "warning", self.agent_id))
-        priced = Prices(*prices) if prices is not None else None
-        day = ledger.spent_today() if limits.cost_per_user_per_day is not None else 0.0
-        return answer_cap(limits, self.spend, self.spend.session_cost, prompt_tokens, priced, day)
 
     def _recover_text_call(self, turn: AssistantTurn, request: Request) -> None:
         """A reply that is one tool call written as text runs as that call (issue 23)."""

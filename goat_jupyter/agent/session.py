@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.agent.history import INTERRUPTED_RESULT, repaired
-from goat_jupyter.agent.spend import RunSpend
+from goat_jupyter.agent.spend import RunSpend, SessionSpend
 from goat_jupyter.agent.turns import Usage, as_list
 from goat_jupyter.config.secrets import redact
 from goat_jupyter.state import SessionState
@@ -61,6 +61,7 @@ class Session(SessionState):
     persist: bool = True
     context: ContextState = field(default_factory=ContextState)
     run_spend: RunSpend | None = field(default=None, repr=False)  # the running %%goat cell's spend
+    spend: SessionSpend | None = field(default=None, repr=False)  # what the budgets count, over its runs
     load_report: str = ""  # what resume dropped or repaired, for the user
     _lock: int | None = field(default=None, repr=False)
 
@@ -148,10 +149,21 @@ class Session(SessionState):
         self.context.compactions += 1
         self._write({"type": "compaction", "time": time.time(), "summary": summary, "kept": kept})
 
+    def spending(self) -> SessionSpend:
+        """The session's spend for its budgets (from its saved usage at first use)."""
+        if self.spend is None:
+            self.spend = SessionSpend(self.usage.cost_usd or 0.0)
+        return self.spend
+
+    def new_run_spend(self) -> RunSpend:
+        shared = self.spending()
+        return RunSpend(session_before=shared.cost_usd, session=shared)
+
     def reset(self) -> None:
         self.messages.clear()
         self.todos.clear()
         self.usage = Usage()
+        self.spend = None
         self.turns = 0
 
 

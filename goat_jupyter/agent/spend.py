@@ -3,12 +3,14 @@
 A request is sent only if it cannot cross a budget: its prompt is priced (or counted) before it
 goes, and its answer is capped (`max_tokens`) at what the budget still pays for. A request that
 cannot afford at least `MIN_ANSWER_TOKENS` of answer is not sent and the run ends at the budget.
+What requests in flight may still cost is reserved (meter.py), so it counts as spent until they end.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.errors import GoatError
@@ -30,6 +32,22 @@ class Prices:
 
 
 @dataclass
+class SessionSpend:
+    """What a session has spent and holds reserved, over all its runs (a background subagent of an
+    earlier run spends from it too)."""
+
+    cost_usd: float = 0.0
+    reserved_usd: float = 0.0
+    holds: int = 0
+    # Each request in flight (meter.py): a request that cannot afford its answer waits for one to end.
+    in_flight: set[asyncio.Future[None]] = field(default_factory=lambda: set[asyncio.Future[None]]())
+
+    @property
+    def committed(self) -> float:
+        return self.cost_usd + self.reserved_usd
+
+
+@dataclass
 class RunSpend:
     """What one `%%goat` run has spent so far, its subagents included (they share this object)."""
 
@@ -38,10 +56,31 @@ class RunSpend:
     tokens: int = 0
     unpriced: bool = False  # some request had no known price
     unpriced_noted: bool = False  # the cell already said the cost is unknown
+    reserved_usd: float = 0.0  # the most the requests in flight may still cost
+    reserved_tokens: int = 0
+    holds: int = 0  # requests in flight with a reservation: at 0 the sums are exactly 0 again
+    session: SessionSpend | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.session is None:
+            self.session = SessionSpend(self.session_before + self.cost_usd)
+
+    @property
+    def shared(self) -> SessionSpend:
+        assert self.session is not None  # set by __post_init__
+        return self.session
 
     @property
     def session_cost(self) -> float:
-        return self.session_before + self.cost_usd
+        return self.shared.cost_usd
+
+    @property
+    def committed_usd(self) -> float:
+        return self.cost_usd + self.reserved_usd
+
+    @property
+    def committed_tokens(self) -> int:
+        return self.tokens + self.reserved_tokens
 
     def add(self, prompt_tokens: int, completion_tokens: int, cost_usd: float | None) -> None:
         self.tokens += prompt_tokens + completion_tokens
@@ -49,6 +88,23 @@ class RunSpend:
             self.unpriced = True
         else:
             self.cost_usd += cost_usd
+            self.shared.cost_usd += cost_usd
+
+    def hold(self, usd: float, tokens: int) -> None:
+        """Reserve what a request in flight may cost (run and session)."""
+        self.reserved_usd += usd
+        self.reserved_tokens += tokens
+        self.holds += 1
+        self.shared.reserved_usd += usd
+        self.shared.holds += 1
+
+    def unhold(self, usd: float, tokens: int) -> None:
+        self.holds -= 1
+        self.reserved_usd = max(0.0, self.reserved_usd - usd) if self.holds else 0.0
+        self.reserved_tokens = max(0, self.reserved_tokens - tokens)
+        shared = self.shared
+        shared.holds -= 1
+        shared.reserved_usd = max(0.0, shared.reserved_usd - usd) if shared.holds else 0.0
 
 
 @dataclass(frozen=True)
@@ -111,7 +167,7 @@ def cost_headroom(
         Headroom("max_cost_per_user_per_day", day_cost, limits.cost_per_user_per_day, "$")
         if limits.cost_per_user_per_day is not None
         else None,
-        Headroom("max_cost_per_run", run.cost_usd, limits.cost_per_run, "$")
+        Headroom("max_cost_per_run", run.committed_usd, limits.cost_per_run, "$")
         if limits.cost_per_run is not None
         else None,
         Headroom("max_cost_per_session", session_cost, limits.cost_per_session, "$")
@@ -136,7 +192,7 @@ def answer_cap(
     """
     caps: list[int] = []
     if limits.tokens_per_run is not None:
-        room = Headroom("max_tokens_per_run", run.tokens, limits.tokens_per_run, "tokens")
+        room = Headroom("max_tokens_per_run", run.committed_tokens, limits.tokens_per_run, "tokens")
         caps.append(_check(room, math.floor(room.left) - prompt_tokens))
     cost_room = cost_headroom(limits, run, session_cost, day_cost)
     if cost_room is not None and prices is not None:

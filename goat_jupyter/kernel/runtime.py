@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goat_jupyter.agent.llm import LLMClient, llm_client_for
+from goat_jupyter.agent.llm import LLMClient, MeteredClient, llm_client_for
 from goat_jupyter.agent.loop import Agent, RunResult
+from goat_jupyter.agent.meter import session_meter
 from goat_jupyter.agent.session import Session, list_sessions, load_session
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.kernel import executions
@@ -97,7 +98,7 @@ class GoatRuntime:
     def _attach_services(self) -> None:
         """The runtimes tools reach through `ctx.services`; one line per feature."""
         services = self.services
-        services.web = WebService(llm_client=self.llm_client)
+        services.web = WebService(llm_client=self.page_client)
         attach_subagents(services, self.llm_client)
         services.mcp = self.mcp = attach_mcp(self.mcp, self.registry, self.session)
         services.bridge = services.bridge or live_notebook_service()  # None outside a kernel
@@ -141,6 +142,10 @@ class GoatRuntime:
 
     def llm_client(self, settings: Settings) -> LLMClient:
         return self.replay_client or llm_client_for(settings)
+
+    def page_client(self, settings: Settings) -> MeteredClient:
+        """WebFetch's small model, charged to the running cell's budgets like every request."""
+        return self.llm_client(settings).metered(session_meter(self.session))
 
     async def run(self, prompt: str, options: RunOptions, emit: EventSink) -> RunResult:
         """Run one prompt; a ticker keeps the loop responsive so an interrupt lands at once."""

@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from goat_jupyter.agent.context import prune_point, pruned_view
 from goat_jupyter.agent.history import repaired
 from goat_jupyter.agent.llm import LLMClient
+from goat_jupyter.agent.meter import Meter
 from goat_jupyter.agent.resilience import RetryPolicy, retry_after_seconds
 from goat_jupyter.agent.session import Session, load_session
+from goat_jupyter.agent.spend import RunSpend
 from goat_jupyter.errors import LLMError
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import assert_history_valid
@@ -111,7 +113,13 @@ def test_retry_after_is_capped_and_the_total_wait_bounded() -> None:
         client = LLMClient("openai/replay", retry=policy, extra={"api_base": server.url, "api_key": "k"})
         with pytest.raises(LLMError, match="run the cell again later"):
             asyncio.run(
-                client.complete([{"role": "user", "content": "hi"}], None, lambda _t: None, notices.append)
+                client.complete(
+                    [{"role": "user", "content": "hi"}],
+                    None,
+                    lambda _t: None,
+                    notices.append,
+                    meter=Meter(RunSpend()),
+                )
             )
         made = len(server.requests)
     assert made == 3 and all("the provider asked for 120 s" in n for n in notices), notices

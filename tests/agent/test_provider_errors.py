@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from goat_jupyter.agent.llm import LLMClient
+from goat_jupyter.agent.meter import Meter
 from goat_jupyter.agent.provider_errors import (
     EndpointUnreachableError,
     MissingCredentialsError,
@@ -16,6 +17,7 @@ from goat_jupyter.agent.provider_errors import (
     UnknownModelError,
 )
 from goat_jupyter.agent.resilience import RetryPolicy
+from goat_jupyter.agent.spend import RunSpend
 from goat_jupyter.errors import LLMError
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.ui.failure import explain_exception, failure_bundle
@@ -40,7 +42,13 @@ def _call(client: LLMClient) -> tuple[list[str], BaseException]:
     retries: list[str] = []
 
     async def go() -> None:
-        await client.complete([{"role": "user", "content": "hi"}], None, lambda _t: None, retries.append)
+        await client.complete(
+            [{"role": "user", "content": "hi"}],
+            None,
+            lambda _t: None,
+            retries.append,
+            meter=Meter(RunSpend()),
+        )
 
     with pytest.raises(LLMError) as caught:
         asyncio.run(go())
@@ -85,7 +93,11 @@ def test_an_empty_key_fails_at_once_without_retries(monkeypatch: pytest.MonkeyPa
 def test_a_key_given_to_the_client_is_not_asked_for() -> None:
     with ReplayServer([{"text": "fine"}]) as server:
         client = LLMClient("openai/replay", retry=_policy(), extra={"api_base": server.url, "api_key": "k"})
-        turn = asyncio.run(client.complete([{"role": "user", "content": "hi"}], None, lambda _t: None, print))
+        turn = asyncio.run(
+            client.complete(
+                [{"role": "user", "content": "hi"}], None, lambda _t: None, print, meter=Meter(RunSpend())
+            )
+        )
     assert turn.text == "fine"
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from goat_jupyter.agent.context import Breakdown, Budget, breakdown
 from goat_jupyter.agent.context_keeper import ContextKeeper, kilo
 from goat_jupyter.agent.llm import llm_client_for
+from goat_jupyter.agent.meter import session_meter
 from goat_jupyter.agent.session import Session
 from goat_jupyter.kernel.runtime import GoatRuntime
 from goat_jupyter.tools.events import Event, Notice
@@ -27,6 +28,7 @@ def keeper_for(goat: GoatRuntime, emit: Any = None) -> ContextKeeper:
         llm_client_for(settings),
         emit or _print_event,
         summarizer=llm_client_for(settings, settings.small_model or settings.model),
+        meter=session_meter(goat.session, in_run=False),
     )
 
 

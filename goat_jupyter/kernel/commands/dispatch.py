@@ -114,7 +114,7 @@ def _status(goat: GoatRuntime, args: list[str]) -> None:
     print(context_status_line(session))
     limits = Limits.of(session.settings)
     day = ledger.spent_today() if limits.cost_per_user_per_day is not None else 0.0
-    print(budget_status(limits, session.run_spend, usage.cost_usd, day))
+    print(budget_status(limits, session.run_spend, session.spending().cost_usd, day))  # summaries too
     print(describe_sources(session.workspace))
     print(trust_status_line(goat))
     print_overrides(goat)

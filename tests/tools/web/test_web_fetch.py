@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.agent.llm import LLMClient, RetryPolicy
+from goat_jupyter.agent.llm import LLMClient, Meter, MeteredClient, RetryPolicy
 from goat_jupyter.agent.loop import Agent
 from goat_jupyter.agent.session import Session
+from goat_jupyter.agent.spend import RunSpend
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import Settings
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
@@ -43,6 +44,11 @@ def replay_client(base_url: str) -> Callable[[Settings], LLMClient]:
         return LLMClient(settings.model, retry=RetryPolicy(max_retries=0), extra=extra)
 
     return build
+
+
+def page_client(base_url: str) -> Callable[[Settings], MeteredClient]:
+    """The page model as a host builds it: charged to a run's spend (here one without limits)."""
+    return lambda settings: replay_client(base_url)(settings).metered(Meter(RunSpend()))
 
 
 # --- URLs -------------------------------------------------------------------------------------
@@ -306,7 +312,7 @@ async def test_prompt_is_answered_by_the_small_model(tmp_path: Path) -> None:
         ReplayServer([text_turn(answer)]) as llm,
         LocalSite({"/fnmatch.html": Reply(body=FNMATCH_PAGE)}) as site,
     ):
-        service = WebService(llm_client=replay_client(llm.url))
+        service = WebService(llm_client=page_client(llm.url))
         prompt = "What does translate() do?"
         out = await fetch(service, tmp_path, settings, url=site.url("/fnmatch.html"), prompt=prompt)
         request = llm.requests[0]
@@ -325,7 +331,7 @@ async def test_small_model_defaults_to_the_main_model(tmp_path: Path) -> None:
         ReplayServer([text_turn("It sorts.")]) as llm,
         LocalSite({"/p.html": Reply(body=b"<p>bisect keeps lists sorted</p>")}) as site,
     ):
-        service = WebService(llm_client=replay_client(llm.url))
+        service = WebService(llm_client=page_client(llm.url))
         settings = Settings(model="openai/main-model")
         out = await fetch(service, tmp_path, settings, url=site.url("/p.html"), prompt="What?")
         assert llm.requests[0]["model"] == "main-model"
@@ -335,7 +341,7 @@ async def test_small_model_defaults_to_the_main_model(tmp_path: Path) -> None:
 async def test_failing_small_model_gives_an_error_that_suggests_no_prompt(tmp_path: Path) -> None:
     failing = {"error": {"status": 400, "message": "context too long"}}
     with ReplayServer([failing]) as llm, LocalSite({"/p.html": Reply(body=b"<p>text</p>")}) as site:
-        service = WebService(llm_client=replay_client(llm.url))
+        service = WebService(llm_client=page_client(llm.url))
         out = await fetch(
             service, tmp_path, Settings(model="openai/m"), url=site.url("/p.html"), prompt="What?"
         )
@@ -353,7 +359,7 @@ async def test_agent_uses_webfetch_with_a_prompt_end_to_end(tmp_path: Path) -> N
         with ReplayServer(turns) as llm:
             session = Session(workspace=tmp_path, settings=Settings(model="openai/replay"))
             registry = default_registry(session=session)
-            services = Services(web=WebService(llm_client=replay_client(llm.url)))
+            services = Services(web=WebService(llm_client=page_client(llm.url)))
             executor = Executor(registry, session, services=services)
             agent = Agent(
                 session, registry, executor, replay_client(llm.url)(session.settings), lambda _e: None

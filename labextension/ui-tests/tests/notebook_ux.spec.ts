@@ -225,6 +225,12 @@ test('stale markers: only cells that read a variable a later run changed', async
   await expect(marker(page, 1)).toHaveCount(0);
   if (SHOTS) {
     await page.screenshot({ path: `${SHOTS}/stale-marker.png` });
+    await page.theme.setDarkTheme();
+    await page.setViewportSize({ width: 560, height: 700 });
+    await marker(page, 2).scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SHOTS}/stale-marker-dark-narrow.png` });
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await page.theme.setLightTheme();
   }
   // The marker sits in the gutter: clear of the active cell's toolbar buttons.
   await page.evaluate(() => {

@@ -114,7 +114,9 @@ class _Tap:
     def release(self) -> None:
         with _LOCK:
             self.users -= 1
-            if self.users == 0 and _taps.pop(id(self.session), None) is self:
+            if self.users > 0 or _taps.pop(id(self.session), None) is not self:
+                return
+            if cast(dict[str, Any], vars(self.session)).get("send") == self.send:  # not if wrapped after us
                 del self.session.send  # the instance attribute: the class's method shows again
 
     def send(

@@ -48,19 +48,23 @@ def unload_ipython_extension(ip: Any) -> None:
 
 async def _run(line: str, body: str) -> None:  # pyright: ignore[reportUnusedFunction]
     """The target of the %%goat cell rewrite: `await goat_jupyter._run(line, body)`."""
+    from IPython.core.getipython import get_ipython
+
+    from goat_jupyter.kernel import live
     from goat_jupyter.kernel.extension import await_agent_import
     from goat_jupyter.ui import make_renderer  # already imported by %load_ext: cheap
 
-    renderer = make_renderer("auto")
-    renderer.begin()  # a live line from the first moment: importing the agent can take seconds
-    try:
-        await await_agent_import()
-    except BaseException:
-        renderer.close()
-        raise
-    from goat_jupyter.kernel import magic
+    with live.running(get_ipython()):  # from its first output on, a tab that reloads can pick the run up
+        renderer = make_renderer("auto")
+        renderer.begin()  # a live line from the first moment: importing the agent can take seconds
+        try:
+            await await_agent_import()
+        except BaseException:
+            renderer.close()
+            raise
+        from goat_jupyter.kernel import magic
 
-    await magic.run_cell(line, body, renderer)
+        await magic.run_cell(line, body, renderer)
 
 
 async def _undo() -> None:  # pyright: ignore[reportUnusedFunction]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -173,6 +174,40 @@ def list_sessions(workspace: Path) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+@dataclass(frozen=True)
+class SavedSession:
+    """One saved conversation as `%goat resume` lists it."""
+
+    session_id: str
+    modified: float
+    messages: int
+    first_prompt: str  # the first line of the user's first request ("" when there is none)
+
+
+def describe_saved(path: Path) -> SavedSession:
+    """What a saved session holds, read without loading it as the current one."""
+    lines, _dropped = _parse_lines(path.read_bytes())
+    messages = [
+        line["message"]
+        for line in lines
+        if line.get("type") == "message" and _valid_message(line.get("message"))
+    ]
+    prompts = (_request_line(m.get("content")) for m in messages if m.get("role") == "user")
+    return SavedSession(path.stem, path.stat().st_mtime, len(messages), next((p for p in prompts if p), ""))
+
+
+_NOTES = re.compile(
+    r"<system-reminder>.*?</system-reminder>|\[Note from goat, not from the user\.[^\]]*\][^\n]*", re.S
+)
+
+
+def _request_line(content: Any) -> str:
+    """The first line the user wrote in a user message (goat's own notes to the model left out)."""
+    if not isinstance(content, str):
+        return ""
+    return next((line.strip() for line in _NOTES.sub("", content).splitlines() if line.strip()), "")
 
 
 def _parse_lines(data: bytes) -> tuple[list[dict[str, Any]], int]:

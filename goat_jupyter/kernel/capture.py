@@ -273,9 +273,22 @@ def _split_last_expression(module: ast.Module) -> tuple[list[ast.stmt], ast.Expr
 
 
 def _traceback(shell: Any, exc: BaseException, filename: str) -> list[str]:
-    """IPython's coloured traceback, starting at the cell's own frame (not goat's)."""
+    """IPython's coloured traceback, from the cell's own frame to where it stopped: not goat's frames
+    above the cell, nor the SIGINT handler (`interruptible`) that raised a Stop's KeyboardInterrupt."""
     tb: TracebackType | None = exc.__traceback__
     start = tb
     while start is not None and start.tb_frame.f_code.co_filename != filename:
         start = start.tb_next
+    _drop_own_tail(start)
     return list(shell.InteractiveTB.structured_traceback(type(exc), exc, start or tb, tb_offset=0))
+
+
+def _drop_own_tail(tb: TracebackType | None) -> None:
+    """Cut the traceback's innermost entries that are this module's own frames."""
+    last_foreign: TracebackType | None = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename != __file__:
+            last_foreign = tb
+        tb = tb.tb_next
+    if last_foreign is not None:
+        last_foreign.tb_next = None

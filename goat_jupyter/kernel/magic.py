@@ -9,10 +9,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from IPython.core.getipython import get_ipython
-
 from goat_jupyter.config.keys import apply_keys
-from goat_jupyter.kernel import commands, live
+from goat_jupyter.kernel import commands
 from goat_jupyter.kernel.checkpoint_run import run_scope
 from goat_jupyter.kernel.commands.trust import check_folder_trust
 from goat_jupyter.kernel.replay_run import (
@@ -182,10 +180,9 @@ async def _run_shown(
         renderer.handle(Notice(chosen.note, "info"))
     asked = resume_prompt(goat, departed, tap) if departed else prompt
     try:
-        with live.running(get_ipython()):  # a tab that reloads now can pick the run up again
-            await check_folder_trust(goat, renderer)  # before anything of the project's can apply
-            async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state
-                await _run(goat, asked, options, tap, recording)
+        await check_folder_trust(goat, renderer)  # before anything of the project's can apply
+        async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state
+            await _run(goat, asked, options, tap, recording)
     except asyncio.CancelledError:
         renderer.close()
         raise GoatInterruptedError(counter.turns) from None

@@ -174,18 +174,40 @@ class _TodoBlock(_Block):
         return {"text/html": todo_html(self.todos), "text/plain": "\n".join(todo_lines(self.todos))}
 
 
+@dataclass
+class _Spent:
+    """The run's tokens and cost so far: the turns the provider reported, plus an estimate of the text
+    streamed since the last report (about 4 characters a token)."""
+
+    tokens: int = 0
+    cost_usd: float | None = 0.0  # None once a turn's cost is unknown
+    chars_reported: int = 0  # streamed characters already counted in a report
+
+    def add(self, turn: TurnUsage, streamed_chars: int) -> None:
+        self.tokens += turn.prompt_tokens + turn.completion_tokens
+        self.cost_usd = (
+            None if self.cost_usd is None or turn.cost_usd is None else self.cost_usd + turn.cost_usd
+        )
+        self.chars_reported = streamed_chars
+
+    def so_far(self, streamed_chars: int) -> tuple[int, bool]:
+        """(tokens, whether part of it is estimated)."""
+        unreported = max(streamed_chars - self.chars_reported, 0) // 4
+        return self.tokens + unreported, unreported > 0 or not self.tokens
+
+
 class _StatusBlock(_Block):
-    """`⠙ Working · 12 s · ~340 tokens · ■ Stop to interrupt`, at the bottom while quiet."""
+    """`⠙ Working · 12s · 3,456 tokens · $0.012 · ■ Stop to interrupt`, at the bottom while quiet."""
 
     def __init__(
         self,
         started_at: float,
-        tokens: Callable[[], int],
+        spent: Callable[[], tuple[int, bool, float | None]],
         budget: Callable[[], str],
         label: Callable[[], str],
     ) -> None:
         self.started_at = started_at
-        self.tokens = tokens
+        self.spent = spent
         self.budget = budget
         self.label = label
         self.hidden = False
@@ -193,7 +215,10 @@ class _StatusBlock(_Block):
     def bundle(self, now: float) -> MimeBundle:
         if self.hidden:
             return {"text/plain": ""}
-        text = status_text(now - self.started_at, self.tokens(), self.budget(), self.label())
+        tokens, estimated, cost = self.spent()
+        text = status_text(
+            now - self.started_at, tokens, self.budget(), self.label(), cost_usd=cost, estimated=estimated
+        )
         return {"text/html": status_html(text, now - self.started_at), "text/plain": text}
 
     def transcript(self, bundle: MimeBundle) -> str:
@@ -241,6 +266,7 @@ class CellRenderer:
         self._todo_calls: set[str] = set()
         self._status: _StatusBlock | None = None
         self._budget = ""  # the spend against the run's budget, from the latest TurnUsage
+        self._spent = _Spent()
         self._started_at = clock()
         self._last_event = clock()
         self._streamed_chars = 0
@@ -359,6 +385,7 @@ class CellRenderer:
                 pass
 
     def _on_usage(self, event: TurnUsage) -> None:
+        self._spent.add(event, self._streamed_chars)
         if event.agent_id is not None:
             self._sub_usage.add(event)
         else:
@@ -521,15 +548,16 @@ class CellRenderer:
             return
         if self._status is None:
             status = _StatusBlock(
-                self._started_at,
-                lambda: self._streamed_chars // 4,
-                lambda: self._budget,
-                lambda: self._activity,
+                self._started_at, self._spent_so_far, lambda: self._budget, lambda: self._activity
             )
             self._add(status)
             self._status = status
         else:
             self._touch(self._status)
+
+    def _spent_so_far(self) -> tuple[int, bool, float | None]:
+        tokens, estimated = self._spent.so_far(self._streamed_chars)
+        return tokens, estimated, self._spent.cost_usd
 
     def _hide_status(self) -> None:
         status, self._status = self._status, None

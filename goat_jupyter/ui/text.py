@@ -153,13 +153,24 @@ STOP_HINT = "■ Stop to interrupt"
 FOOTER_RULE = "──"  # starts the footer line in text transcripts
 
 
-def status_text(elapsed_s: float, tokens: int, budget: str = "", label: str = "Working") -> str:
-    """`Working · 12s · ~340 tokens · $0.12 of $0.50 budget · ■ Stop to interrupt`."""
+def status_text(
+    elapsed_s: float,
+    tokens: int,
+    budget: str = "",
+    label: str = "Working",
+    *,
+    cost_usd: float | None = None,
+    estimated: bool = True,
+) -> str:
+    """`Working · 12s · 3,456 tokens · $0.012 · ■ Stop to interrupt`: the run so far, in plain text (the
+    spend against a budget, when there is one, in place of the cost); `~` when part is an estimate."""
     parts = [label, f"{elapsed_s:.0f}s"]
     if tokens:
-        parts.append(f"~{tokens:,} tokens")
+        parts.append(f"{'~' if estimated else ''}{tokens:,} tokens")
     if budget:
         parts.append(budget)
+    elif cost_usd:
+        parts.append(format_cost(cost_usd))
     parts.append(STOP_HINT)
     return " · ".join(parts)
 

@@ -10,6 +10,7 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { Cell, CodeCell, ICellModel } from '@jupyterlab/cells';
 import * as nbformat from '@jupyterlab/nbformat';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
@@ -23,8 +24,11 @@ export const CommandIds = {
   fix: 'goat:fix-error',
   explain: 'goat:explain-error',
   ask: 'goat:ask-about-cell',
-  lock: 'goat:toggle-lock'
+  lock: 'goat:toggle-lock',
+  conversations: 'goat:past-conversations'
 };
+
+const PALETTE_CATEGORY = 'goat';
 
 const lockIcon = new LabIcon({
   name: 'goat-jupyter:lock',
@@ -38,7 +42,14 @@ const askIcon = new LabIcon({
     '<svg xmlns="http://www.w3.org/2000/svg" width="16" viewBox="0 0 24 24"><path class="jp-icon3" fill="#616161" d="M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm7 11h2v-2h-2v2zm1-9a3 3 0 0 0-3 3h2a1 1 0 1 1 1 1 1 1 0 0 0-1 1v1h2v-.2A3 3 0 0 0 12 5z"/></svg>'
 });
 
-/** The first error output of a code cell, if any. */
+/**
+ * Errors that are endings, not failures: a cell the user stopped, and goat's own one-line endings
+ * (goat_jupyter/kernel/magic.py GoatInterruptedError, kernel/replay_run.py ReplayStoppedError;
+ * tests/test_labextension_names.py keeps these names in step with the kernel's).
+ */
+export const NOTHING_TO_FIX = ['KeyboardInterrupt', 'GoatInterruptedError', 'ReplayStoppedError'];
+
+/** The first error output of a code cell when it is one there is something to fix in, else null. */
 export function firstError(model: ICellModel): nbformat.IError | null {
   if (model.type !== 'code') {
     return null;
@@ -47,7 +58,8 @@ export function firstError(model: ICellModel): nbformat.IError | null {
   for (let i = 0; i < outputs.length; i++) {
     const output = outputs.get(i).toJSON();
     if (output.output_type === 'error') {
-      return output as nbformat.IError;
+      const error = output as nbformat.IError;
+      return NOTHING_TO_FIX.includes(String(error.ename)) ? null : error;
     }
   }
   return null;
@@ -59,22 +71,26 @@ function shortError(error: nbformat.IError): string {
   return shown ? `${error.ename}: ${shown}` : String(error.ename);
 }
 
-/** The prompt of the `%%goat` cell an action inserts: it names the cell, not a pasted traceback. */
-export function promptFor(action: 'fix' | 'explain' | 'ask', cellId: string, error: nbformat.IError | null): string {
+/**
+ * The prompt of the `%%goat` cell an action inserts: it names the cell as goat's transcript does
+ * ("cell 4": 1-based, from the top) and says where it is (just above), not a pasted traceback.
+ */
+export function promptFor(action: 'fix' | 'explain' | 'ask', cellNumber: number, error: nbformat.IError | null): string {
+  const cell = `cell ${cellNumber}, the cell just above this one`;
   const what = error ? ` (${shortError(error)})` : '';
   if (action === 'fix') {
     return (
-      `%%goat\nFix the error in cell ${cellId}${what}. Read that cell and its traceback in the live ` +
+      `%%goat\nFix the error in ${cell}${what}. Read that cell and its traceback in the live ` +
       'notebook first, fix the cause, then run the cell again.'
     );
   }
   if (action === 'explain') {
     return (
-      `%%goat\nExplain the error in cell ${cellId}${what}. Read that cell and its traceback in the ` +
+      `%%goat\nExplain the error in ${cell}${what}. Read that cell and its traceback in the ` +
       'live notebook first. Do not change anything.'
     );
   }
-  return `%%goat\nAbout cell ${cellId}: `;
+  return `%%goat\nAbout ${cell}: `;
 }
 
 function cellTags(model: ICellModel): string[] {
@@ -118,6 +134,11 @@ class CellActions {
     return cell ? { panel, cell } : null;
   }
 
+  /** How goat's transcript names the cell: its 1-based position from the top. */
+  number(found: { panel: NotebookPanel; cell: Cell }): number {
+    return found.panel.content.widgets.indexOf(found.cell) + 1;
+  }
+
   /** Insert a `%%goat` cell below `cell` with `source`; run it unless the user still has to type. */
   async insertBelow(panel: NotebookPanel, cell: Cell, source: string, run: boolean): Promise<void> {
     const notebook = panel.content;
@@ -132,12 +153,25 @@ class CellActions {
       await NotebookActions.run(notebook, panel.sessionContext);
       return;
     }
+    // The editor exists only once the cell is rendered, and entering edit mode focuses it (which
+    // puts the caret at the start): place the caret after both, at the end, where the user types.
+    await inserted.ready;
     notebook.mode = 'edit';
+    await new Promise(resolve => requestAnimationFrame(resolve));
     const editor = inserted.editor;
     if (editor) {
       const lines = source.split('\n');
-      editor.setCursorPosition({ line: lines.length - 1, column: lines[lines.length - 1].length });
       editor.focus();
+      editor.setCursorPosition({ line: lines.length - 1, column: lines[lines.length - 1].length });
+    }
+  }
+
+  /** Insert a code cell below the active one with `source` and run it. */
+  async runBelow(source: string): Promise<void> {
+    const panel = this.tracker.currentWidget;
+    const cell = panel?.content.activeCell;
+    if (panel && cell) {
+      await this.insertBelow(panel, cell, source, true);
     }
   }
 
@@ -147,7 +181,7 @@ class CellActions {
       const found = this.target(args);
       const error = found ? firstError(found.cell.model) : null;
       if (found && error) {
-        await this.insertBelow(found.panel, found.cell, promptFor(action, found.cell.model.id, error), true);
+        await this.insertBelow(found.panel, found.cell, promptFor(action, this.number(found), error), true);
       }
     };
     const hasError = (args: { cellId?: unknown }) => {
@@ -177,7 +211,7 @@ class CellActions {
       execute: async args => {
         const found = this.target(args);
         if (found) {
-          await this.insertBelow(found.panel, found.cell, promptFor('ask', found.cell.model.id, null), false);
+          await this.insertBelow(found.panel, found.cell, promptFor('ask', this.number(found), null), false);
         }
       }
     });
@@ -200,6 +234,17 @@ class CellActions {
           commands.notifyCommandChanged(CommandIds.lock);
         }
       }
+    });
+  }
+
+  /** Saved conversations: `%goat resume` lists them, newest first, each with the line that resumes it. */
+  registerConversations(): void {
+    this.app.commands.addCommand(CommandIds.conversations, {
+      label: 'List past goat conversations',
+      caption: 'Insert and run a `%goat resume` cell below: the saved conversations, newest first',
+      isVisible: () => this.enabled,
+      isEnabled: () => this.enabled && !!this.tracker.currentWidget?.content.activeCell,
+      execute: () => this.runBelow('%goat resume')
     });
   }
 
@@ -283,10 +328,18 @@ export const cellActionsPlugin: JupyterFrontEndPlugin<void> = {
   description: 'Fix with goat, Explain, Ask goat about this cell, and Lock for goat.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ISettingRegistry],
-  activate: (app: JupyterFrontEnd, tracker: INotebookTracker, registry: ISettingRegistry | null): void => {
+  optional: [ISettingRegistry, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    registry: ISettingRegistry | null,
+    palette: ICommandPalette | null
+  ): void => {
     const actions = new CellActions(app, tracker);
     actions.register();
+    actions.registerConversations();
+    // The palette shows each command's shortcut (G F, G E, G A, G L) beside it.
+    Object.values(CommandIds).forEach(command => palette?.addItem({ command, category: PALETTE_CATEGORY }));
     tracker.forEach(panel => watchPanel(actions, panel));
     tracker.widgetAdded.connect((_sender, panel) => watchPanel(actions, panel));
     tracker.activeCellChanged.connect(() => app.commands.notifyCommandChanged(CommandIds.lock));

@@ -1,9 +1,12 @@
 /**
  * A `%%goat` cell that was running when this tab (re)loaded: its output keeps coming, addressed to
  * an execute request this tab never sent, so JupyterLab would drop it and an open approval would be
- * lost. On connecting to a kernel, ask `goat.live` what is running; route that request's output
- * into its cell, show the open prompts' widgets again (their state comes from the kernel) and let
- * the bridge answer the run's notebook requests.
+ * lost. On connecting to a kernel, ask `goat.live` what is running; show the run's outputs so far as
+ * the kernel sent them (the saved ones lag behind by up to an autosave), route that request's later
+ * output into its cell, show the open prompts' widgets again (their state comes from the kernel)
+ * and let the bridge answer the run's notebook requests. The cell is then what it would be had this
+ * tab run it: cleared, trusted, running. So the prompts' buttons show whether or not JupyterLab
+ * trusts the notebook (widget views never render in an untrusted cell's outputs).
  */
 import * as nbformat from '@jupyterlab/nbformat';
 import { ICodeCellModel } from '@jupyterlab/cells';
@@ -21,11 +24,18 @@ export interface ILivePrompt {
   text: string;
 }
 
+/** One output the run showed so far, and the display id its later updates address. */
+export interface ILiveOutput {
+  output: nbformat.IOutput;
+  display_id: string | null;
+}
+
 export interface ILiveRun {
   msg_id: string;
   cell_id: string | null;
   execution_count: number;
   prompts: ILivePrompt[];
+  outputs?: ILiveOutput[]; // absent from a kernel with an older goat: the saved outputs stay
 }
 
 /** Who else must know about an adopted run (the bridge answers its requests). */
@@ -101,9 +111,15 @@ class AdoptedRun {
     run: ILiveRun
   ) {
     this._msgId = run.msg_id;
+    if (run.outputs) {
+      // As JupyterLab does when it runs a cell: clear first, then trust what the kernel sends.
+      _cell.outputs.clear();
+      _cell.trusted = true;
+      run.outputs.forEach(shown => this._show(shown.output, shown.display_id));
+    }
     _cell.executionCount = run.execution_count;
     _cell.executionState = 'running';
-    run.prompts.forEach(prompt => this._restorePrompt(prompt));
+    run.prompts.filter(prompt => !this._displays.has(prompt.display_id)).forEach(prompt => this._restorePrompt(prompt));
     _kernel.iopubMessage.connect(this._onIOPub, this);
   }
 
@@ -160,9 +176,13 @@ class AdoptedRun {
   private _add(kind: string, content: JSONObject): void {
     const output = { ...content, output_type: kind } as unknown as nbformat.IOutput;
     delete (output as JSONObject)['transient'];
-    const index = this._cell.outputs.add(output) - 1; // the new length; streams merge into the last
     const displayId = (content['transient'] as JSONObject | undefined)?.['display_id'];
-    if (typeof displayId === 'string') {
+    this._show(output, typeof displayId === 'string' ? displayId : null);
+  }
+
+  private _show(output: nbformat.IOutput, displayId: string | null): void {
+    const index = this._cell.outputs.add(output) - 1; // the new length; streams merge into the last
+    if (displayId !== null) {
       this._displays.set(displayId, [...(this._displays.get(displayId) ?? []), index]);
     }
   }

@@ -4,7 +4,9 @@ resuming a damaged session file, and MCP tools on the first turn."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -196,3 +198,51 @@ async def test_an_mcp_server_that_needs_8_s_to_start_is_in_the_first_request(
     names = [t["function"]["name"] for t in server.requests[0]["tools"]]
     assert "mcp__slow__echo" in names and "ListMcpResources" in names
     assert "Waiting up to 30 s for MCP servers to start: slow" in cell.text()
+
+
+async def test_goat_resume_lists_past_conversations_by_when_size_and_first_request(
+    start: Start, tmp_path: Path
+) -> None:
+    folder = tmp_path / ".goat" / "sessions"
+    folder.mkdir(parents=True)
+    note = "<system-reminder>\nToday's todo list is empty.\n</system-reminder>\n"
+    older = [
+        {
+            "type": "message",
+            "message": {"role": "user", "content": note + "Plot the monthly revenue\nby region"},
+        },
+        {"type": "message", "message": {"role": "assistant", "content": "Done."}},
+        "a torn line",
+    ]
+    newer = [
+        {"type": "run_start", "time": 1},
+        {"type": "message", "message": {"role": "user", "content": "x" * 200}},
+    ]
+    for name, lines, mtime in [
+        ("olderconvo01", older, 1_700_000_000),
+        ("newerconvo02", newer, 1_800_000_000),
+    ]:
+        path = folder / f"{name}.jsonl"
+        path.write_text(
+            "".join((json.dumps(line) if isinstance(line, dict) else line) + "\n" for line in lines)
+        )
+        os.utime(path, (mtime, mtime))
+    kernel, _server = await start([text_turn("unused")])
+    listed = await kernel.execute("%goat resume")
+    assert listed.status == "ok", listed.error
+    lines = listed.stdout.splitlines()
+    assert lines[0] == "Saved conversations in this folder, newest first (2 of 2):"
+    assert lines[1].split()[:2] == ["newerconvo02", time.strftime("%Y-%m-%d", time.localtime(1_800_000_000))]
+    assert "  1 message  'xxxx" in lines[1] and lines[1].endswith("…'"), lines[1]
+    assert "olderconvo01" in lines[2] and "  2 messages  'Plot the monthly revenue'" in lines[2], lines[2]
+    assert "system-reminder" not in listed.stdout and "%goat resume latest" in lines[3]
+    resumed = await kernel.execute("%goat resume older")
+    assert "Resumed session olderconvo01 with 2 messages" in resumed.stdout
+    again = await kernel.execute("%goat resume")
+    assert next(line for line in again.stdout.splitlines() if "olderconvo01" in line).endswith("(current)")
+
+
+async def test_goat_resume_with_nothing_saved_says_so(start: Start) -> None:
+    kernel, _server = await start([text_turn("unused")])
+    listed = await kernel.execute("%goat resume")
+    assert listed.stdout.startswith("No saved conversations in this folder yet")

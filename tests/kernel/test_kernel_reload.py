@@ -133,6 +133,16 @@ async def test_a_reloaded_tab_restores_the_prompt_answers_it_and_gets_the_rest(
         assert run["execution_count"] == run_msg["content"]["execution_count"]
         [prompt] = run["prompts"]
         assert "goat asks permission for Bash" in prompt["text"]
+        # Everything the run showed so far, from the kernel (the saved notebook lags behind): the header on
+        # top, the tool's row, and the prompt with its widget view, under its display id.
+        shown = [item["output"]["data"].get("text/plain", "") for item in run["outputs"]]
+        assert shown[0].startswith("goat · model"), shown
+        assert any("echo answered > after_reload.txt" in text for text in shown[1:])
+        [asked] = [item for item in run["outputs"] if item["display_id"] == prompt["display_id"]]
+        assert (
+            asked["output"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+            == prompt["model_id"]
+        )
 
         # What jupyterlab_widgets does on reload: every model's state, while the cell still awaits.
         control = tab.comm_open("jupyter.widget.control", {}, {"version": "1.0.0"})
@@ -160,6 +170,11 @@ async def test_a_reloaded_tab_restores_the_prompt_answers_it_and_gets_the_rest(
         result = await asyncio.wait_for(cell, 60)
         assert result.status == "ok", result.error
         assert await tab.ask_live() == {"runs": []}, "an answered prompt and a finished run are gone"
+        check = await kernel.execute(
+            "from goat_jupyter.kernel import live\n"
+            "print('send' in vars(get_ipython().kernel.session), len(live._taps), len(live._outputs))"
+        )
+        assert check.stdout.strip() == "False 0 0", "after the run the kernel's Session sends as before"
     finally:
         if not cell.done():
             await kernel.interrupt()

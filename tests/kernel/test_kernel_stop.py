@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -96,6 +97,10 @@ async def test_stop_interrupts_a_blocking_cell_run_by_run_cell(
     ran = frontend.cells()[0]
     assert ran["outputs"][0] == {"output_type": "stream", "name": "stdout", "text": "before the loop\n"}
     assert ran["outputs"][-1]["output_type"] == "error" and ran["outputs"][-1]["ename"] == "KeyboardInterrupt"
+    # The traceback ends in the user's loop, as a plain cell's does: not in goat's SIGINT handler.
+    traceback = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(ran["outputs"][-1]["traceback"]))
+    assert "time.sleep" in traceback and "on_sigint" not in traceback, traceback
+    assert "goat_jupyter" not in traceback and "capture.py" not in traceback, traceback
     assert isinstance(ran["execution_count"], int)
 
     following = await kernel.execute("print('next cell runs')", timeout=30)

@@ -491,6 +491,48 @@ async def test_status_line_shows_the_spend_against_the_budget():
     renderer.close()
 
 
+async def quiet_status(renderer: CellRenderer, sink: RecordingDisplay, clock: FakeClock) -> Shown:
+    """Let 3 quiet seconds pass and return the status line that shows."""
+    clock.now += 3
+    for _ in range(100):
+        if any("Stop to interrupt" in str(s.final.get("text/plain", "")) for s in sink.shown):
+            break
+        await asyncio.sleep(0.05)
+    [status] = [s for s in sink.shown if "Stop to interrupt" in str(s.final.get("text/plain", ""))]
+    return status
+
+
+async def test_status_line_shows_the_tokens_and_cost_so_far_in_plain_text():
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.start("prompt", model="m", mode="default")
+    renderer.handle(TurnUsage(1, 1_200, 34, 0.0123))
+    status = await quiet_status(renderer, sink, clock)
+    assert "Working · 3s · 1,234 tokens · $0.012 · ■ Stop to interrupt" in status.final["text/plain"]
+    assert "1,234 tokens · $0.012 ·" in status.final["text/html"], "a dollar sign stays a dollar sign"
+
+    renderer.handle(TextDelta("x" * 400))  # a second turn streams: ~100 tokens not yet reported
+    renderer.handle(TurnUsage(2, 1_300, 100, 0.01, agent_id="helper"))  # a subagent's turn counts too
+    renderer.handle(TextDelta("y" * 40))
+    status = await quiet_status(renderer, sink, clock)
+    assert "· ~2,644 tokens · $0.022 ·" in status.final["text/plain"], status.final["text/plain"]
+    renderer.handle(RunFinished(2, 2_500, 134, 0.0223, 6.0, "end_turn"))
+    renderer.close()
+
+
+async def test_status_line_leaves_out_a_cost_it_does_not_know():
+    sink, clock = RecordingDisplay(), FakeClock()
+    renderer = CellRenderer(sink, clock)
+    renderer.start("prompt", model="m", mode="default")
+    renderer.handle(TurnUsage(1, 500, 20, 0.5))
+    renderer.handle(TurnUsage(2, 500, 20, None))  # an unpriced turn: the sum is unknown from here on
+    renderer.handle(TurnUsage(3, 500, 20, 0.5))
+    status = await quiet_status(renderer, sink, clock)
+    assert "Working · 3s · 1,560 tokens · ■ Stop to interrupt" in status.final["text/plain"]
+    assert "$" not in status.final["text/plain"]
+    renderer.close()
+
+
 def test_todo_write_updates_one_checklist_in_place():
     def todos(*statuses: str) -> ToolOutput:
         items = [

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shlex
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
 from goat_jupyter.agent import ledger
-from goat_jupyter.agent.session import list_sessions, summarize
+from goat_jupyter.agent.session import SavedSession, describe_saved, list_sessions, summarize
 from goat_jupyter.agent.spend import Limits, budget_status
 from goat_jupyter.agent.styles import OUTPUT_STYLES, OutputStyle
 from goat_jupyter.config.sources import describe_sources
@@ -25,6 +26,8 @@ from goat_jupyter.kernel.runtime import GoatRuntime
 from goat_jupyter.settings import PERMISSION_MODES, RUNTIME_KEYS, USER_KEYS, coerce_setting
 
 HISTORY_LIMIT = 20
+LIST_LIMIT = 20  # saved conversations `%goat resume` lists
+PROMPT_CHARS = 60
 _CONFIG_KEYS = RUNTIME_KEYS + USER_KEYS
 HELP = f"""%goat commands:
   %goat config                 show the runtime settings
@@ -33,7 +36,7 @@ HELP = f"""%goat commands:
   %goat status                 model, mode, turns, tokens and cost of this session
   %goat reset                  start a new conversation (stops background tasks)
   %goat history [N]            the last N messages (default {HISTORY_LIMIT}), one line each; says how many it left out
-  %goat resume                 list saved sessions
+  %goat resume                 list the saved conversations: when, how long, what each began with
   %goat resume ID|latest       continue a saved session (by id prefix, or the newest)
   %goat undo                   revert the files and cells changed by the last %%goat run
   %goat mcp                    MCP servers: status, errors and tools
@@ -141,13 +144,8 @@ def _history(goat: GoatRuntime, args: list[str]) -> None:
 
 
 def _resume(goat: GoatRuntime, args: list[str]) -> None:
-    saved = list_sessions(goat.workspace)
     if not args:
-        if not saved:
-            print("No saved sessions in this workspace.")
-        for path in saved[:20]:
-            print(f"{path.stem}  ({sum(1 for _ in path.open(encoding='utf-8'))} lines)")
-        print("Use %goat resume <id> or %goat resume latest.")
+        _list_saved(goat)
         return
     wanted = None if args[0] == "latest" else args[0]
     try:
@@ -158,6 +156,37 @@ def _resume(goat: GoatRuntime, args: list[str]) -> None:
     print(f"Resumed session {session.session_id} with {len(session.messages)} messages.")
     if session.load_report:
         print(session.load_report.strip())
+
+
+def _list_saved(goat: GoatRuntime) -> None:
+    """The saved conversations of this folder, newest first, each with when, how long and what it began with."""
+    saved = list_sessions(goat.workspace)
+    if not saved:
+        print(
+            "No saved conversations in this folder yet: each %%goat cell's conversation is saved as it runs."
+        )
+        return
+    print(
+        f"Saved conversations in this folder, newest first ({min(len(saved), LIST_LIMIT)} of {len(saved)}):"
+    )
+    for path in saved[:LIST_LIMIT]:
+        print(_saved_line(describe_saved(path), goat.session.session_id))
+    print(
+        "Continue one with `%goat resume ID` (the first characters of the id are enough) or `%goat resume latest`;"
+        " `%goat history` shows the messages of the current one."
+    )
+
+
+def _saved_line(saved: SavedSession, current: str) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved.modified))
+    prompt = (
+        saved.first_prompt
+        if len(saved.first_prompt) <= PROMPT_CHARS
+        else saved.first_prompt[:PROMPT_CHARS] + "…"
+    )
+    plural = "" if saved.messages == 1 else "s"
+    mark = "  (current)" if saved.session_id == current else ""
+    return f"  {saved.session_id}  {when}  {saved.messages:>3} message{plural}  {prompt!r}{mark}"
 
 
 def _undo(goat: GoatRuntime, args: list[str]) -> None:

@@ -1,6 +1,6 @@
 /**
  * goat's cell actions in a real JupyterLab (issue 24): "Fix with goat" under an error output
- * inserts a %%goat cell below the failing cell whose first request names that cell, and runs it;
+ * inserts a %%goat cell below the failing cell whose first request names that cell ("cell 2"), and runs it;
  * "Lock for goat" in the cell toolbar (and G L on the keyboard) sets the goat:locked tag and
  * shows a marker; the cell-actions setting turns the buttons off.
  */
@@ -29,10 +29,10 @@ const SHOTS = process.env.GOAT_SHOTS;
 
 const FAILING = 'total = 0\nvalues = [1, 2, "3"]\nfor value in values:\n    total += value';
 
-/** Only a prompt that names the failing cell by its id gets this answer. */
+/** Only a prompt that names the failing cell as goat's transcript does (cell 2) gets this answer. */
 const TURNS: Turn[] = [
-  { match: 'Fix the error in cell failing (TypeError', text: 'Reading cell failing and its traceback first.' },
-  { match: 'Explain the error in cell failing', text: 'It adds a string to a number.' }
+  { match: 'Fix the error in cell 2, the cell just above this one (TypeError', text: 'Reading cell 2 and its traceback first.' },
+  { match: 'Explain the error in cell 2, the cell just above this one', text: 'It adds a string to a number.' }
 ];
 
 async function liveTags(page: IJupyterLabPageFixture, cellId: string): Promise<string[]> {
@@ -94,11 +94,11 @@ test('Fix with goat inserts and runs a %%goat cell below that names the failing 
   const cells = await liveCells(page);
   const at = cells.findIndex(cell => cell.id === 'failing');
   const inserted = cells[at + 1];
-  expect(inserted.source).toMatch(/^%%goat\nFix the error in cell failing \(TypeError: /);
+  expect(inserted.source).toMatch(/^%%goat\nFix the error in cell 2, the cell just above this one \(TypeError: /);
   expect(inserted.source).not.toContain('Traceback');
   expect(cells[at + 2].id).toBe('after');
   await tagCells(page);
-  await expectText(await outputOf(page, inserted.id), 'Reading cell failing and its traceback first.');
+  await expectText(await outputOf(page, inserted.id), 'Reading cell 2 and its traceback first.');
 });
 
 test('Lock for goat: the toolbar toggle and G L set the tag and the marker', async ({ page, tmpPath }) => {
@@ -143,7 +143,7 @@ test('Explain from the keyboard (G E)', async ({ page, tmpPath }) => {
   await page.keyboard.press('e');
   await expect.poll(async () => (await liveCells(page)).length, { timeout: 30_000 }).toBe(3);
   const inserted = (await liveCells(page))[2];
-  expect(inserted.source).toMatch(/^%%goat\nExplain the error in cell failing/);
+  expect(inserted.source).toMatch(/^%%goat\nExplain the error in cell 2, the cell just above this one/);
   await tagCells(page);
   await expectText(await outputOf(page, inserted.id), 'It adds a string to a number.');
 });

@@ -1,6 +1,6 @@
 /**
- * The stale-cell marker: a cell edited after it ran, and a cell run out of order, show a small
- * marker; re-running the cell removes it. Also measures how late a busy tab answers the bridge's
+ * The stale-cell marker: a cell edited after it ran, and a cell that reads a variable another cell
+ * changed after it ran, show a small marker; re-running the cell removes it. Also measures how late a busy tab answers the bridge's
  * hello (the kernel waits HELLO_TIMEOUT_S before it falls back to the file on disk).
  */
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
@@ -19,23 +19,29 @@ function marker(page: IJupyterLabPageFixture, index: number) {
   return page.locator('.jp-Notebook .jp-Cell').nth(index).locator(':scope > .goat-stale');
 }
 
-test('a cell edited since it ran, and one run out of order, wear a marker', async ({ page }) => {
+test('a cell edited since it ran, and one that reads a variable changed later, wear a marker', async ({
+  page
+}) => {
   await page.notebook.createNew('stale.ipynb');
   await setSource(page, 0, 'a = 1');
-  await page.notebook.addCell('code', 'b = 2');
+  await page.notebook.addCell('code', 'b = a + 1');
   await page.notebook.runCell(0, { inplace: true });
   await expect(marker(page, 0)).toHaveCount(0);
 
   await setSource(page, 0, 'a = 100');
-  await expect(marker(page, 0)).toHaveText('edited since run');
+  await expect(marker(page, 0)).toHaveText('edited');
   await expect(marker(page, 0)).toHaveAttribute('title', /edited since it ran as \[1\]/);
 
   await page.notebook.runCell(0, { inplace: true });
   await expect(marker(page, 0)).toHaveCount(0);
 
   await page.notebook.runCell(1, { inplace: true });
-  await page.notebook.runCell(0, { inplace: true }); // a cell below ran before it: out of order
-  await expect(marker(page, 0)).toHaveText('out of order');
+  await page.notebook.runCell(0, { inplace: true }); // `a` changed after the cell below read it
+  await expect(marker(page, 1)).toHaveText('stale');
+  await expect(marker(page, 1)).toHaveAttribute('title', /uses a, which cell 1 changed after this cell ran/);
+  await expect(marker(page, 0)).toHaveCount(0); // running cells out of order alone marks nothing
+
+  await page.notebook.runCell(1, { inplace: true });
   await expect(marker(page, 1)).toHaveCount(0);
 });
 

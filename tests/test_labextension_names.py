@@ -1,0 +1,44 @@
+"""Names the labextension matches on must be the names the kernel uses: Fix with goat / Explain stay
+away from goat's own one-line endings only while `NOTHING_TO_FIX` (cell_actions.ts) spells their
+exception classes as the kernel does."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from goat_jupyter.kernel.magic import GoatInterruptedError
+from goat_jupyter.kernel.replay_run import ReplayStoppedError
+
+LABEXTENSION = Path(__file__).resolve().parents[1] / "labextension"
+
+
+def nothing_to_fix() -> list[str]:
+    source = (LABEXTENSION / "src" / "cell_actions.ts").read_text(encoding="utf-8")
+    match = re.search(r"export const NOTHING_TO_FIX = (\[[^\]]*\]);", source)
+    assert match, "cell_actions.ts no longer declares NOTHING_TO_FIX as a list literal"
+    return json.loads(match.group(1).replace("'", '"'))
+
+
+def test_goat_endings_and_a_users_stop_offer_nothing_to_fix() -> None:
+    names = nothing_to_fix()
+    assert GoatInterruptedError.__name__ in names
+    assert ReplayStoppedError.__name__ in names
+    assert KeyboardInterrupt.__name__ in names
+    assert "TypeError" not in names and "Exception" not in names, "real failures keep their buttons"
+
+
+def test_every_command_the_menus_name_is_one_the_extension_registers() -> None:
+    source = (LABEXTENSION / "src" / "cell_actions.ts").read_text(encoding="utf-8")
+    registered = set(re.findall(r"'(goat:[a-z-]+)'", source))
+    schema = json.loads((LABEXTENSION / "schema" / "cell-actions.json").read_text(encoding="utf-8"))
+    named = set(re.findall(r'"command": "(goat:[a-z-]+)"', json.dumps(schema, indent=1)))
+    assert named and named <= registered, named - registered
+    shortcuts = {entry["command"]: entry["keys"] for entry in schema["jupyter.lab.shortcuts"]}
+    assert shortcuts == {
+        "goat:fix-error": ["G", "F"],
+        "goat:explain-error": ["G", "E"],
+        "goat:ask-about-cell": ["G", "A"],
+        "goat:toggle-lock": ["G", "L"],
+    }

@@ -35,11 +35,11 @@ from goat_jupyter.ui.html import (
     header_html,
     nested_html,
     notice_html,
-    safe_markdown,
     status_html,
     todo_html,
 )
 from goat_jupyter.ui.made_cells import MadeCells
+from goat_jupyter.ui.markdown import no_math, safe_markdown
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
 from goat_jupyter.ui.summary import relative
 from goat_jupyter.ui.text import (
@@ -105,12 +105,13 @@ class _Block(ABC):
     def show(self, display: DisplayFunction, now: float) -> None:
         bundle = self.bundle(now)
         metadata = transcript_metadata(self.transcript(bundle))
-        self.handle = display(bundle, raw=True, display_id=True, metadata=metadata)
+        self.handle = display(no_math(bundle), raw=True, display_id=True, metadata=metadata)
 
     def redraw(self, now: float) -> None:
         if self.handle is not None:
             bundle = self.bundle(now)
-            self.handle.update(bundle, raw=True, metadata=transcript_metadata(self.transcript(bundle)))
+            metadata = transcript_metadata(self.transcript(bundle))
+            self.handle.update(no_math(bundle), raw=True, metadata=metadata)
 
 
 class _StaticBlock(_Block):

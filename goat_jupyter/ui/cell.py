@@ -39,8 +39,8 @@ from goat_jupyter.ui.html import (
     todo_html,
 )
 from goat_jupyter.ui.made_cells import MadeCells
-from goat_jupyter.ui.markdown import no_math, safe_markdown
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
+from goat_jupyter.ui.safe.markdown import no_math, safe_markdown
 from goat_jupyter.ui.summary import relative
 from goat_jupyter.ui.text import (
     FOOTER_RULE,

@@ -19,7 +19,7 @@ from html import escape
 from typing import Any, Generic, Protocol, TypeVar
 
 from goat_jupyter.ui import pending, style
-from goat_jupyter.ui.markdown import no_math
+from goat_jupyter.ui.safe.markdown import no_math
 
 T = TypeVar("T")
 Handler = Callable[[Any, Any, dict[str, Any]], Any]

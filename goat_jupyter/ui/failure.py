@@ -6,7 +6,7 @@ from html import escape
 
 from goat_jupyter.agent.provider_errors import ProviderSetupError, key_variable
 from goat_jupyter.ui import style
-from goat_jupyter.ui.markdown import no_math
+from goat_jupyter.ui.safe.markdown import no_math
 from goat_jupyter.ui.text import first_line
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from goat_jupyter.replay.recording import RECORDING_MIME
-from goat_jupyter.ui.controls import strip_controls
+from goat_jupyter.ui.safe.controls import strip_controls
 
 TEXT_TYPES = ("text/plain", "text/markdown")
 

@@ -26,7 +26,7 @@ from goat_jupyter.tools.events import (
     TurnUsage,
 )
 from goat_jupyter.ui import CellRenderer, make_renderer, style
-from goat_jupyter.ui.markdown import NO_MATH_DIV, NO_MATH_OPEN
+from goat_jupyter.ui.safe.markdown import NO_MATH_DIV, NO_MATH_OPEN
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-from goat_jupyter.ui.controls import strip_controls
+from goat_jupyter.ui.safe.controls import strip_controls
 
 NO_MATH_CLASS = "mathjax_ignore"  # MathJax skips elements of this class (JupyterLab's default options)
 NO_MATH_DIV = f'<div class="{NO_MATH_CLASS}">'

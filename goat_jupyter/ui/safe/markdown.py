@@ -29,13 +29,17 @@ NO_MATH_OPEN = NO_MATH_DIV + "\n\n"  # an HTML block before the Markdown; the br
 ALLOWED_SCHEMES = frozenset({"http", "https", "mailto"})
 ZWSP = "\u200b"
 _SPANS = "goat_code_spans"
+# Inline runs where marked finds other code spans than CommonMark: backtick runs, an escaped backtick,
+# `~` beside one (marked's text rule eats `~` and backticks together), a bare URL (its GFM autolink eats
+# backticks up to the next `<`).
+_UNSURE_SPANS = re.compile(r"``|\\`|~`|`~|://|www\.", re.IGNORECASE)
 _FENCE_LIKE = re.compile(r"^[ \t>]*(?:`{3,}|~{3,})")
 _OPENING = re.compile(
     r"^(?P<prefix>[ ]*(?:(?:[-+*]|\d{1,9}[.)])[ ]+)*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$"
 )
 # A scheme-like word before a colon that starts a URL: not inside a word, path or host (`/x:`, `a@b:`).
 _OUTSIDE = re.compile(
-    r"(?P<amp>&)|(?P<lt><)|(?P<image>!(?=\\?\[))|(?P<dollar>\$)"
+    r"(?P<escaped>\\[\\$])|(?P<amp>&)|(?P<lt><)|(?P<image>!(?=\\?\[))|(?P<dollar>\$)"
     r"|(?<![A-Za-z0-9+.\-/@])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)(?P<colon>\\?:)(?=\S)"
 )
 
@@ -68,6 +72,8 @@ def _neutralise(text: str) -> str:
 
 
 def _replacement(match: re.Match[str]) -> str:
+    if match.group("escaped"):
+        return match.group(0)  # `\\` and `\$` already read as written
     if match.group("amp"):
         return "&amp;"
     if match.group("lt"):
@@ -160,14 +166,14 @@ def _inline_spans(
     token: Token, recorded: list[tuple[str, int, int]], lines: list[str], starts: list[int]
 ) -> Iterator[Span]:
     """The code spans markdown-it found in this inline run, placed back in the whole text."""
-    if token.map is None:
+    if token.map is None or _UNSURE_SPANS.search(token.content):
         return
     mapping = _locate(token.content, lines[token.map[0] : token.map[1]], starts[token.map[0] :])
     if mapping is None:
         return
     for source, start, end in recorded:
-        if source is not token.content:
-            continue
+        if source is not token.content or "\n" in source[start:end]:
+            continue  # a code span over a line break: marked may start a block on the next line
         first = _place(mapping, start)
         last = _place(mapping, end - 1)
         if first is not None and last is not None and last - first == end - 1 - start:

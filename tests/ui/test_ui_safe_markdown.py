@@ -183,6 +183,7 @@ PAYLOADS = {
     "code span lookalike": f"a \\` {ONERROR} `",
     "code span across a blank line": f"p ` one\n\n{ONERROR} two `",
     "backtick runs of other lengths": f"``a`{ONERROR}`",
+    "html block swallowing a list before a fence": f"{ONERROR}\n\t```\n- a\n\n  ```\n{ONERROR}\n\n```\n```~\n{ONERROR}\n```",
     "code span over a line break": f"*`\n```{ONERROR}*`",
     "emphasis across a double-backtick span": f"*``\n```x`{ONERROR}*\\`",
     "tilde before a code span": f"a~`{ONERROR}`",
@@ -261,7 +262,21 @@ def test_dollars_are_escaped_once() -> None:
 
 # A grammar of nasty pieces, line by line: containers and indentation, fences, then inline pieces
 # (backtick runs, tags, attributes, links, entities, math).
-PREFIXES = ["", "", "> ", "- ", "  ", "   ", "\t", "1. ", "    ", "> - ", " > "]
+PREFIXES = [
+    "",
+    "",
+    "> ",
+    "- ",
+    "  ",
+    "   ",
+    "\t",
+    "1. ",
+    "    ",
+    "> - ",
+    " > ",
+    "<img src=x onerror=alert(1)>",
+    "<div>",
+]
 FENCES = ["", "", "", "```", "~~~", "````", "```~", "~~~`", "```x`", "``` py", "~~~ `a`"]
 INLINE = [
     "`",

@@ -105,8 +105,10 @@ def code_spans(text: str) -> list[Span]:
 
 @cache
 def _parser() -> MarkdownIt:
-    """CommonMark plus GFM tables and strikethrough, as JupyterLab's marked reads; code spans recorded."""
-    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    """CommonMark plus GFM tables and strikethrough, as marked reads goat's output; code spans recorded."""
+    # Without raw HTML: goat escapes every `<` outside code, so marked reads no HTML block either, and
+    # an HTML block (which swallows the lines up to a blank one) must not shape what counts as code.
+    md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
     original = next(rule.fn for rule in md.inline.ruler.__rules__ if rule.name == "backticks")
     md.inline.ruler.at("backticks", _recording(original))
     return md

@@ -91,8 +91,14 @@ async function expectNothingRan(page: IJupyterLabPageFixture, tmpPath: string, r
 
 /** No element outside what Markdown makes, no unsafe link, no math typeset. */
 async function expectOnlySafeMarkup(output: Locator) {
-  const found = await output.evaluate(root => {
+  const found = await output.evaluate(area => {
     const bad: string[] = [];
+    // What outputs render, without JupyterLab's own icons.
+    const rendered = Array.from(area.querySelectorAll('.jp-RenderedMarkdown, .jp-RenderedHTMLCommon'));
+    const root = {
+      querySelectorAll: (selector: string) => rendered.flatMap(r => Array.from(r.querySelectorAll(selector))),
+      querySelector: (selector: string) => rendered.map(r => r.querySelector(selector)).find(e => e) ?? null
+    };
     for (const element of Array.from(root.querySelectorAll('img, script, svg, iframe, object, embed'))) {
       bad.push(element.outerHTML.slice(0, 80));
     }
@@ -184,4 +190,13 @@ test('the budget stop line shows dollar signs', async ({ page, tmpPath }) => {
   await expectText(output, '$0.0046 of $0.0050');
   await expectOnlySafeMarkup(output);
   await output.screenshot({ path: test.info().outputPath('budget-line.png') });
+
+  // The control: the same words in HTML without goat's mathjax_ignore block do become math here.
+  await page.notebook.addCell('code', 'from IPython.display import HTML\nHTML("<div>$0.0046 of $0.0050</div>")');
+  const control = await page.evaluate(() => {
+    const cells = (window as any).jupyterapp.shell.currentWidget.content.model.cells;
+    return cells.get(cells.length - 1).id;
+  });
+  await startCell(page, control);
+  await expect((await outputOf(page, control)).locator('mjx-container')).toHaveCount(1, { timeout: 30_000 });
 });

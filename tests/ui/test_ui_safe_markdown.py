@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.ui.safe.markdown import NO_MATH_CLASS, NO_MATH_OPEN, ZWSP, safe_markdown
+from goat_jupyter.ui.safe.markdown import NO_MATH_CLASS, NO_MATH_OPEN, ZWSP, StreamedMarkdown, safe_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 LABEXTENSION = REPO / "labextension"
@@ -356,3 +356,14 @@ LINE = st.tuples(
 @given(st.lists(LINE, max_size=10).map("\n".join))
 def test_random_markdown_renders_only_allowed_elements(marked: Marked, text: str) -> None:
     assert_safe(marked, text)
+
+
+def test_a_streaming_text_is_parsed_at_most_once_per_pause_and_the_final_text_always() -> None:
+    streamed = StreamedMarkdown()
+    long = "word `a<b` " * 2000
+    first, current = streamed.render(long, final=False)
+    assert current and first == safe_markdown(long)
+    later, current = streamed.render(long + "more", final=False)  # within the pause after a slow parse
+    assert not current and later == first
+    final, current = streamed.render(long + "more", final=True)
+    assert current and final == safe_markdown(long + "more")

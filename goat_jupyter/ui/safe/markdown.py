@@ -14,6 +14,7 @@ is, and only code that every reading agrees on keeps its `<` raw. Outside it:
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from functools import cache
 
@@ -58,6 +59,29 @@ def safe_markdown(text: str) -> str:
         position = end
     parts.append(_neutralise(text[position:]))
     return NO_MATH_OPEN + "".join(parts)
+
+
+class StreamedMarkdown:
+    """safe_markdown of a text that grows as the model streams: parsing a long answer costs tens of
+    milliseconds, so while it streams it is redone at most once per `PAUSE_FACTOR` times its own cost."""
+
+    PAUSE_FACTOR = 4  # at most a fifth of the kernel's time goes to parsing a streaming answer
+
+    def __init__(self) -> None:
+        self._text: str | None = None
+        self._markdown = ""
+        self._next_at = 0.0
+
+    def render(self, text: str, *, final: bool) -> tuple[str, bool]:
+        """The Markdown to show, and whether it is `text`'s own (False: an earlier text's, for now)."""
+        if text == self._text:
+            return self._markdown, True
+        start = time.perf_counter()
+        if not final and start < self._next_at:
+            return self._markdown, False
+        self._text, self._markdown = text, safe_markdown(text)
+        self._next_at = start + (time.perf_counter() - start) * (1 + self.PAUSE_FACTOR)
+        return self._markdown, True
 
 
 def no_math(bundle: dict[str, str]) -> dict[str, str]:

@@ -35,12 +35,12 @@ from goat_jupyter.ui.html import (
     header_html,
     nested_html,
     notice_html,
-    safe_markdown,
     status_html,
     todo_html,
 )
 from goat_jupyter.ui.made_cells import MadeCells
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
+from goat_jupyter.ui.safe.markdown import StreamedMarkdown, no_math
 from goat_jupyter.ui.summary import relative
 from goat_jupyter.ui.text import (
     FOOTER_RULE,
@@ -105,12 +105,13 @@ class _Block(ABC):
     def show(self, display: DisplayFunction, now: float) -> None:
         bundle = self.bundle(now)
         metadata = transcript_metadata(self.transcript(bundle))
-        self.handle = display(bundle, raw=True, display_id=True, metadata=metadata)
+        self.handle = display(no_math(bundle), raw=True, display_id=True, metadata=metadata)
 
     def redraw(self, now: float) -> None:
         if self.handle is not None:
             bundle = self.bundle(now)
-            self.handle.update(bundle, raw=True, metadata=transcript_metadata(self.transcript(bundle)))
+            metadata = transcript_metadata(self.transcript(bundle))
+            self.handle.update(no_math(bundle), raw=True, metadata=metadata)
 
 
 class _StaticBlock(_Block):
@@ -129,6 +130,19 @@ class _TextBlock(_Block):
     def __init__(self, text: str, mark: str = "") -> None:
         self._parts = [text]  # joined only when drawn: deltas arrive far more often than updates
         self._mark = mark  # a small line above the text (a replayed answer says so), not in text/plain
+        self._markdown = StreamedMarkdown()
+        self._final = False  # no more text comes: draw the Markdown of exactly this text
+        self._behind = False  # the last drawing showed an earlier text's Markdown
+
+    def complete(self) -> None:
+        """No more text comes: from now on draw the Markdown of exactly this text."""
+        self._final = True
+
+    def settle(self, now: float) -> None:
+        """Redraw if the last drawing showed an earlier text's Markdown."""
+        self.complete()
+        if self._behind:
+            self.redraw(now)
 
     def append(self, text: str) -> None:
         self._parts.append(text)
@@ -144,7 +158,9 @@ class _TextBlock(_Block):
         text = "".join(self._parts)
         self._parts = [text]
         mark = f"<sub>{escape(self._mark)}</sub>\n\n" if self._mark else ""
-        return {"text/markdown": mark + safe_markdown(text), "text/plain": text}
+        markdown, current = self._markdown.render(text, final=self._final)
+        self._behind = not current
+        return {"text/markdown": mark + markdown, "text/plain": text}
 
 
 class _CardBlock(_Block):
@@ -485,12 +501,22 @@ class CellRenderer:
     def _add(self, block: _Block) -> None:
         """Show a new block below everything so far; pending updates go out first to keep the order."""
         self._hide_status()
-        self._flush()
+        self._settle_texts(but=block)
+        now = self._clock()
         if not isinstance(block, _TextBlock):
             self._text = None
-        now = self._clock()
         block.show(self._display, now)
         self._last_flush = now
+
+    def _settle_texts(self, but: _Block | None = None) -> None:
+        """Pending updates out, every text but `but` drawn as its complete Markdown (none is behind)."""
+        settled = [text for text in self._texts if text is not but]
+        for text in settled:
+            text.complete()
+        self._flush()
+        now = self._clock()
+        for text in settled:
+            text.settle(now)
 
     def _touch(self, block: _Block) -> None:
         """Queue an update; send it now if the last flush is old enough, else at most once per interval."""
@@ -578,7 +604,7 @@ class CellRenderer:
                 block.card.status = "stopped"
                 self._dirty[id(block)] = block
         self._closed = True
-        self._flush()
+        self._settle_texts()
         footer, self._footer = self._footer, None
         if footer is not None:
             self._add(footer)

@@ -19,6 +19,7 @@ from html import escape
 from typing import Any, Generic, Protocol, TypeVar
 
 from goat_jupyter.ui import pending, style
+from goat_jupyter.ui.safe.markdown import no_math
 
 T = TypeVar("T")
 Handler = Callable[[Any, Any, dict[str, Any]], Any]
@@ -279,4 +280,4 @@ def record_bundle(
     plain = f"{glyph} {text} · {stamp}"
     if details_text:
         plain += "\n" + "\n".join(f"    {line}" for line in details_text.splitlines())
-    return {"text/html": html, "text/plain": plain}
+    return no_math({"text/html": html, "text/plain": plain})

@@ -6,6 +6,7 @@ from html import escape
 
 from goat_jupyter.agent.provider_errors import ProviderSetupError, key_variable
 from goat_jupyter.ui import style
+from goat_jupyter.ui.safe.markdown import no_math
 from goat_jupyter.ui.text import first_line
 
 
@@ -48,4 +49,4 @@ def failure_bundle(sentence: str, error_text: str) -> dict[str, str]:
         f'<span style="color:{style.RED}">✗</span> {escape(sentence)}{folded}</div>'
     )
     plain = f"✗ {sentence}\n{error_text}" if error_text else f"✗ {sentence}"
-    return {"text/html": html, "text/plain": plain}
+    return no_math({"text/html": html, "text/plain": plain})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -323,24 +322,3 @@ def header_html(model: str, mode: str, output_style: str = "default") -> str:
 def footer_html(event: RunFinished, made_html: str = "") -> str:
     """The run's totals, then `made_html` (links to the cells it wrote: ui/made_cells.py)."""
     return f'<div style="{style.FOOTER}">{escape(footer_text(event))}{made_html}</div>'
-
-
-# What the Markdown renderer shows as code. When unsure, match less: text outside a match gets escaped.
-_CODE = re.compile(
-    r"^[ ]{0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^[ ]{0,3}(?P=fence)(?:`*|~*)[ \t]*$|\Z)"  # fenced block
-    r"|(?<![\\`])(?P<ticks>`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=ticks)(?!`)",  # code span in one paragraph
-    re.MULTILINE | re.DOTALL,
-)
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]*:[^\s<>]*>)")
-
-
-def safe_markdown(text: str) -> str:
-    """Markdown with raw HTML tags outside code neutralised (`<` -> `&lt;`); code and autolinks kept."""
-    parts: list[str] = []
-    position = 0
-    for match in _CODE.finditer(text):
-        parts.append(_TAG_START.sub("&lt;", text[position : match.start()]))
-        parts.append(match.group(0))
-        position = match.end()
-    parts.append(_TAG_START.sub("&lt;", text[position:]))
-    return "".join(parts)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.ui import style
 from goat_jupyter.ui.comm_idle import Answer, Show, ipywidgets, on_click, record_bundle, show_until_answered
-from goat_jupyter.ui.html import safe_markdown
+from goat_jupyter.ui.safe.markdown import safe_markdown
 
 if TYPE_CHECKING:
     from goat_jupyter.tools.base import ToolContext, ToolOutput

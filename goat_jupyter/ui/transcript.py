@@ -3,14 +3,13 @@ model's Markdown as written, streams and plain-text reprs; never HTML."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 from goat_jupyter.replay.recording import RECORDING_MIME
+from goat_jupyter.ui.safe.controls import strip_controls
 
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 TEXT_TYPES = ("text/plain", "text/markdown")
 
 
@@ -61,9 +60,9 @@ def input_text(source: str, count: object) -> str:
 def output_pieces(output: Mapping[str, Any]) -> list[Piece]:
     kind = output.get("output_type")
     if kind == "stream":
-        return _pieces(ANSI.sub("", _text(output.get("text"))))
+        return _pieces(_text(output.get("text")))
     if kind == "error":
-        traceback = ANSI.sub("", "\n".join(_strings(output.get("traceback"))))
+        traceback = "\n".join(_strings(output.get("traceback")))
         return _pieces(traceback or f"{output.get('ename')}: {output.get('evalue')}")
     data = _mapping(output.get("data"))
     if RECORDING_MIME in data:  # the cell's recording, for replay: not part of what happened
@@ -88,9 +87,10 @@ def data_text(data: Mapping[str, Any]) -> str:
 
 
 def _pieces(text: str, *, line: bool = False) -> list[Piece]:
-    """The text without trailing spaces, outer blank lines or runs of blank lines; none if blank."""
+    """The text without control characters (a terminal would obey them: clipboard writes, a cleared
+    screen, fake colours), trailing spaces, outer blank lines or runs of blank lines; none if blank."""
     rows: list[str] = []
-    for row in text.splitlines():
+    for row in strip_controls(text).split("\n"):
         row = row.rstrip()
         if row or (rows and rows[-1]):
             rows.append(row)

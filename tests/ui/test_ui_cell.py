@@ -26,6 +26,7 @@ from goat_jupyter.tools.events import (
     TurnUsage,
 )
 from goat_jupyter.ui import CellRenderer, make_renderer, style
+from goat_jupyter.ui.safe.markdown import NO_MATH_DIV, NO_MATH_OPEN
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -138,8 +139,8 @@ def test_blocks_appear_in_event_order_and_text_after_a_card_is_a_new_block():
     )
     assert sink.kinds() == ["header", "text", "card", "text", "other", "footer"]
     assert all(s.raw and s.display_id for s in sink.shown)
-    assert sink.shown[1].final["text/markdown"] == "Let me look."
-    assert sink.shown[3].final["text/markdown"] == "Found a.csv."
+    assert sink.shown[1].final["text/markdown"] == NO_MATH_OPEN + "Let me look."
+    assert sink.shown[3].final["text/markdown"] == NO_MATH_OPEN + "Found a.csv."
     assert "⚠ Retrying" in sink.shown[4].final["text/html"]
 
 
@@ -148,7 +149,7 @@ def test_many_deltas_make_few_updates_and_the_final_text_is_complete():
     sink = run([TextDelta(w) for w in words], step=0.001)  # 1000 deltas over one second
     assert len(sink.shown) == 2
     assert 10 <= sink.updates <= 21
-    assert sink.shown[1].final["text/markdown"] == "".join(words)
+    assert sink.shown[1].final["text/markdown"] == NO_MATH_OPEN + "".join(words)
     assert sink.shown[1].final["text/plain"] == "".join(words)
 
 
@@ -210,7 +211,7 @@ def test_model_text_and_tool_output_are_escaped():
         ]
     )
     text, card = sink.shown[1].final, sink.shown[2].final
-    assert text["text/markdown"] == "Look: &lt;script>alert(1)&lt;/script>"
+    assert text["text/markdown"] == NO_MATH_OPEN + "Look: &lt;script>alert(1)&lt;/script>"
     assert text["text/plain"] == f"Look: {attack}"
     assert "<script" not in card["text/html"]
     assert card["text/html"].count("&lt;script&gt;alert(1)&lt;/script&gt;") == 2  # argument + output
@@ -574,7 +575,7 @@ def test_a_finished_call_is_one_line_with_its_details_folded_and_the_wait_apart(
     )
     [card] = [s.final for s in sink.shown if kind_of(s.final) == "card"]
     html = card["text/html"]
-    assert html.startswith("<details") and "<details open" not in html
+    assert html.removeprefix(NO_MATH_DIV).startswith("<details") and "<details open" not in html
     assert "data/sales.csv" in html and os.getcwd() not in html
     assert "lines 1-2 of 9" in html and "waited 12.4s for you" in html and "0.10s" in html
     assert "offset" not in html and "offset" not in card["text/plain"]

@@ -20,7 +20,6 @@ from goat_jupyter.ui.html import (
     nested_html,
     notice_html,
     path_list_html,
-    safe_markdown,
     todo_html,
 )
 from goat_jupyter.ui.nested import MAX_ENTRIES, AgentTranscript, apply_nested
@@ -172,22 +171,6 @@ def test_keep_tail_keeps_the_last_lines_and_counts_dropped_ones():
         text, dropped = keep_tail(text, dropped, f"line {i}\n")
     assert dropped == 50
     assert text.splitlines()[0] == "line 50" and text.splitlines()[-1] == f"line {LIVE_TAIL_LINES + 49}"
-
-
-def test_safe_markdown_neutralises_tags_outside_code_only():
-    text = "Hi <script>alert(1)</script> and <img src=x onerror=y>\n```html\n<b>kept</b>\n```\nuse `<br>` or <https://example.com>"
-    safe = safe_markdown(text)
-    assert "&lt;script>alert(1)&lt;/script>" in safe and "&lt;img src=x" in safe
-    assert "```html\n<b>kept</b>\n```" in safe
-    assert "`<br>`" in safe and "<https://example.com>" in safe
-    assert safe_markdown("a < b and 2<3") == "a < b and 2<3"
-    assert safe_markdown("```\n<open fence") == "```\n<open fence"
-    assert safe_markdown("```\n<b>\n`````\nafter <i>") == "```\n<b>\n`````\nafter &lt;i>"
-
-
-def test_safe_markdown_does_not_trust_lookalike_code_spans():
-    assert safe_markdown("a \\` <script>x</script> `") == "a \\` &lt;script>x&lt;/script> `"
-    assert safe_markdown("p ` one\n\n<script> two `") == "p ` one\n\n&lt;script> two `"
 
 
 def test_notice_is_coloured_by_level_and_escaped():

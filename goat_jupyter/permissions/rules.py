@@ -237,7 +237,9 @@ def bash_rule_matches(spec: str, command: str, kind: RuleKind) -> bool:
         return True
     if any(_may_cover(spec, part) for part in analysis.commands if part.shapes):
         return True
-    return not analysis.certain and _covers_loose(spec, analysis.loose)
+    return not analysis.certain and (
+        _covers_loose(spec, analysis.loose) or any(_may_cover_within(spec, c) for c in analysis.rough)
+    )
 
 
 def subcommand_allowed(spec: str, part: Subcommand) -> bool:
@@ -266,6 +268,32 @@ def _may_cover(spec: str, part: Subcommand) -> bool:
         return False
     lines = {_tokens((head, *part.shapes[1:])), _tokens((_without_path(head), *part.shapes[1:]))}
     return any(overlaps(line, rule) for line in lines for rule in _rule_tokens(spec))
+
+
+def _may_cover_within(spec: str, command: Shape) -> bool:
+    """Deny/ask on a line that cannot be parsed: whether the rule may cover the words from some
+    word of a rough command on (`c1 -$(echo r)f` may be `c1 -rf`). As in `_may_cover`, a run that
+    starts with a word known in no part is left out."""
+    tokens = _tokens((command,))
+    rules = [(*rule, None) for rule in _rule_tokens(spec) if rule]
+    return any(
+        overlaps(tokens[start:], rule)
+        for start in _word_starts(tokens)
+        for rule in rules
+        if rule[0] is None or tokens[start] in (rule[0], None)
+    )
+
+
+def _word_starts(tokens: Tokens) -> list[int]:
+    """Where the words (and the names after a `/`) start, leaving out words known in no part."""
+    starts: list[int] = []
+    for start, token in enumerate(tokens):
+        if token == " " or (start and tokens[start - 1] not in (" ", "/")):
+            continue
+        end = next((k for k in range(start, len(tokens)) if tokens[k] == " "), len(tokens))
+        if any(t is not None for t in tokens[start:end]):
+            starts.append(start)
+    return starts
 
 
 def _without_path(head: Shape) -> Shape:

@@ -148,6 +148,10 @@ ARGUMENT_DYNAMIC = [
     "rm -r`echo`'f' x",
     "rm '-r'`echo`f x",
     "rm -r`true` -f x",
+    'rm "$()"-$""rf"" x',  # the grammar reads `-$` as one token
+    "rm -`echo r```f x",  # not parsed: the rough reading of the line
+    'echo; "$()"``r$(echo)m"""$()" -"$()"`echo r`f x',  # not parsed either
+    "rm -`echo r`$( )f x",
 ]
 
 
@@ -161,7 +165,7 @@ def test_empty_parts_of_an_argument_are_removed(command: str) -> None:
 
 
 @pytest.mark.parametrize("command", ARGUMENT_DYNAMIC)
-def test_an_argument_that_may_expand_to_a_denied_one_is_denied(tmp_path: Path, command: str) -> None:
+def test_an_argument_that_may_expand_to_a_denied_one_is_denied(command: str) -> None:
     assert decide(command, deny=["Bash(rm -rf:*)"], allow=["Bash"]) == "deny", analyse(command)
     assert decide(command, ask=["Bash(rm -rf:*)"], allow=["Bash"]) == "ask", analyse(command)
     assert decide(command, allow=["Bash(rm -r:*)", "Bash(rm -rf:*)", "Bash(echo:*)"]) == "ask"
@@ -173,6 +177,37 @@ def test_bash_really_removes_with_the_dynamic_flag(tmp_path: Path) -> None:
     (tmp_path / "x" / "f").write_text("")
     subprocess.run(["bash", "-c", "rm -r$(echo)f x"], cwd=tmp_path, check=True)
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "spec"),
+    [("rm -r`echo`f x", "rm -rf x"), ("x=-rf; rm $x x", "rm -rf *"), ("rm -`echo r```f x", "*-rf*")],
+)
+def test_exact_and_wildcard_deny_rules_see_every_value_too(command: str, spec: str) -> None:
+    assert decide(command, deny=[f"Bash({spec})"], allow=["Bash"]) == "deny", analyse(command)
+
+
+ARGUMENTS = st.lists(
+    st.sampled_from(
+        ["-", "r", "f", "``", "$()", "''", '""', "$(echo)", "${x}", "$x", "`echo r`", "$(echo f)"]
+    ),
+    min_size=1,
+    max_size=6,
+).map("".join)
+
+
+@BOUNDED
+@given(ARGUMENTS)
+@example(argument="-r``f")
+@example(argument="-$(echo)rf")
+@example(argument="-`echo r`$(echo f)")
+def test_an_argument_bash_turns_into_the_denied_one_is_denied(stubs: Path, argument: str) -> None:
+    """Real bash as the judge: whenever `printf` receives `-rf`, `Bash(printf -rf:*)` denies."""
+    command = f"printf %s {argument}"
+    out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False, cwd=stubs)
+    if out.stdout == "-rf":
+        assert decide(command, deny=["Bash(printf %s -rf:*)"], allow=["Bash"]) == "deny", analyse(command)
+        assert decide(command, allow=["Bash(printf %s -r:*)", "Bash(echo:*)"]) == "ask"
 
 
 @pytest.mark.parametrize(

@@ -47,6 +47,7 @@ from goat_jupyter.permissions.shell.syntax import (
     joined_across_blanks,
     loose_words,
     parse,
+    rough_commands,
     text_of,
 )
 from goat_jupyter.permissions.shell.wrappers import program, unwrap
@@ -82,6 +83,7 @@ class ShellAnalysis:
     problems: tuple[str, ...]
     loose: tuple[str, ...]  # every word of the line, crudely split: deny rules scan it when uncertain
     protected: str | None  # a word naming protected configuration
+    rough: tuple[Shape, ...] = ()  # when uncertain: its commands as `rough_commands` reads them
 
     @property
     def certain(self) -> bool:
@@ -111,7 +113,9 @@ def analyse(command: str) -> ShellAnalysis:
     protected = next((w for w in loose if _names_protected_path(w)), None) or next(
         (w for w in walk.patterns if _may_match_protected(w)), None
     )
-    return ShellAnalysis(tuple(walk.commands), tuple(dict.fromkeys(walk.problems)), loose, protected)
+    problems = tuple(dict.fromkeys(walk.problems))
+    rough = rough_commands(command) if problems else ()
+    return ShellAnalysis(tuple(walk.commands), problems, loose, protected, rough)
 
 
 def split_command(command: str) -> tuple[Subcommand, ...]:

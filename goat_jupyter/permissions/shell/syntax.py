@@ -43,6 +43,8 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _CONTINUATION = re.compile(rb"(\\+)\n")
 _ANSI_C_STRING = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 _QUOTING = re.compile(r"[\"'\\]")
+_ROUGH_SEPARATOR = re.compile(r"[;&|()<>{}`\n]+")
+_UNKNOWN = "\ue000"  # stands for an expansion (fold_ascii leaves no other non-ASCII character)
 _BACKQUOTE_ESCAPE = re.compile(r"\\([$`\\])")
 _BACKQUOTE_ESCAPE_IN_STRING = re.compile(r'\\([$`\\"])')
 _BARE_BACKQUOTE = re.compile(r"(?<!\\)(?:\\\\)*`")
@@ -230,7 +232,7 @@ def _concatenated(children: Sequence[Node]) -> Shape:
     pieces: list[str | None] = []
     for index, child in enumerate(children):
         after = children[index + 1] if index + 1 < len(children) else None
-        if child.type == "$" and after is not None and after.type == "string" and text_of(after) == '""':
+        if text_of(child) == "$" and after is not None and text_of(after) == '""':
             continue  # `$""`: a translated empty string, empty (the `""` that follows adds nothing)
         pieces.extend(shape_of(child))
     return joined(pieces)
@@ -355,8 +357,31 @@ def without_expansions(source: str) -> str:
         source = shorter
 
 
-def _loose_split(source: str) -> tuple[str, ...]:
+def rough_commands(source: str) -> tuple[Shape, ...]:
+    """Each command of a line that cannot be parsed, roughly: its words joined by single spaces,
+    quotes dropped, each substitution or expansion an unknown piece (`c1 -$(echo r)f` -> `c1 -`,
+    None, `f`). The command separators are guessed: bash may read some of them differently."""
+    text = _unquoted_ansi_c(source)
+    while True:
+        shorter = _INNERMOST_EXPANSION.sub(_UNKNOWN, text)
+        if shorter == text:
+            break
+        text = shorter
+    commands = _ROUGH_SEPARATOR.split(_QUOTING.sub("", text))
+    spaced = (" ".join(command.split()) for command in commands)
+    return tuple(
+        joined([None if part == _UNKNOWN else part for part in re.split(f"({_UNKNOWN})", command)])
+        for command in spaced
+        if command
+    )
+
+
+def _unquoted_ansi_c(source: str) -> str:
     text = _ANSI_C_STRING.sub(lambda m: "'" + ansi_c(m.group(1)) + "'", source)
-    text = text.replace('$"', '"').replace("\\\n", "")
+    return text.replace('$"', '"').replace("\\\n", "")
+
+
+def _loose_split(source: str) -> tuple[str, ...]:
+    text = _unquoted_ansi_c(source)
     pieces = (_QUOTING.sub("", piece) for piece in _LOOSE_SPLIT.split(text))
     return tuple(piece for piece in pieces if piece)

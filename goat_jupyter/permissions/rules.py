@@ -29,6 +29,7 @@ import functools
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -38,7 +39,8 @@ from wcmatch import glob
 
 from goat_jupyter.permissions.cell_tags import tag_rule_key
 from goat_jupyter.permissions.shell import ShellAnalysis, Subcommand, analyse
-from goat_jupyter.permissions.shell.syntax import fold_ascii
+from goat_jupyter.permissions.shell.shapes import Tokens, overlaps
+from goat_jupyter.permissions.shell.syntax import Shape, fold_ascii, joined
 
 RuleKind = Literal["allow", "deny", "ask"]
 
@@ -233,7 +235,11 @@ def bash_rule_matches(spec: str, command: str, kind: RuleKind) -> bool:
         _covers(spec, variant, strict=False) for part in analysis.commands for variant in _variants(part)
     ):
         return True
-    return not analysis.certain and _covers_loose(spec, analysis.loose)
+    if any(_may_cover(spec, part) for part in analysis.commands if part.shapes):
+        return True
+    return not analysis.certain and (
+        _covers_loose(spec, analysis.loose) or any(_may_cover_within(spec, c) for c in analysis.rough)
+    )
 
 
 def subcommand_allowed(spec: str, part: Subcommand) -> bool:
@@ -251,6 +257,78 @@ def _same_commands(spec: str, analysis: ShellAnalysis) -> bool:
     return [_full_words(p) for p in wanted.commands] == [_full_words(p) for p in analysis.commands] and [
         p.writes_file for p in wanted.commands
     ] == [p.writes_file for p in analysis.commands]
+
+
+def _may_cover(spec: str, part: Subcommand) -> bool:
+    """Deny/ask: whether some value of the words that expand at run time makes the rule cover the
+    command (`rm -r$(x)f` may be `rm -rf`; `rm $x` too). A command name known in no part (`$x`,
+    `$(x)`) is left to the scan of the line's words: as a wildcard it would match every rule."""
+    head = part.shapes[0]
+    if all(piece is None for piece in head):
+        return False
+    lines = {_tokens((head, *part.shapes[1:])), _tokens((_without_path(head), *part.shapes[1:]))}
+    return any(overlaps(line, rule) for line in lines for rule in _rule_tokens(spec))
+
+
+def _may_cover_within(spec: str, command: Shape) -> bool:
+    """Deny/ask on a line that cannot be parsed: whether the rule may cover the words from some
+    word of a rough command on (`c1 -$(echo r)f` may be `c1 -rf`). As in `_may_cover`, a run that
+    starts with a word known in no part is left out."""
+    tokens = _tokens((command,))
+    rules = [(*rule, None) for rule in _rule_tokens(spec) if rule]
+    return any(
+        overlaps(tokens[start:], rule)
+        for start in _word_starts(tokens)
+        for rule in rules
+        if rule[0] is None or tokens[start] in (rule[0], None)
+    )
+
+
+def _word_starts(tokens: Tokens) -> list[int]:
+    """Where the words (and the names after a `/`) start, leaving out words known in no part."""
+    starts: list[int] = []
+    for start, token in enumerate(tokens):
+        if token == " " or (start and tokens[start - 1] not in (" ", "/")):
+            continue
+        end = next((k for k in range(start, len(tokens)) if tokens[k] == " "), len(tokens))
+        if any(t is not None for t in tokens[start:end]):
+            starts.append(start)
+    return starts
+
+
+def _without_path(head: Shape) -> Shape:
+    """The command name without the folders before its last known `/` (`/bin/r$(x)` -> `r$(x)`)."""
+    for index in range(len(head) - 1, -1, -1):
+        piece = head[index]
+        if piece is not None and "/" in piece:
+            return joined((piece.rsplit("/", 1)[1], *head[index + 1 :]))
+    return head
+
+
+def _tokens(shapes: Sequence[Shape]) -> Tokens:
+    """Words joined by single spaces, one character a token and None for each unknown piece."""
+    tokens: list[str | None] = []
+    for index, shape in enumerate(shapes):
+        if index:
+            tokens.append(" ")
+        for piece in shape:
+            tokens.extend([None] if piece is None else piece)
+    return tuple(tokens)
+
+
+@functools.lru_cache(maxsize=512)
+def _rule_tokens(spec: str) -> tuple[Tokens, ...]:
+    """The values a rule covers, as tokens: `git push:*` is `git push` or `git push *`."""
+    if spec.endswith(":*"):
+        words = _words(spec[:-2])
+        head = " ".join(words) if words is not None else _collapse(spec[:-2])
+        return tuple(head), (*head, " ", None)
+    if "*" in spec:
+        collapsed = _collapse(spec)
+        wild = tuple(None if char == "*" else char for char in collapsed)
+        return (wild, wild[:-2]) if collapsed.endswith(" *") else (wild,)
+    words = _words(spec)
+    return (tuple(" ".join(words) if words is not None else _collapse(spec)),)
 
 
 def _covers_loose(spec: str, words: tuple[str, ...]) -> bool:

@@ -38,12 +38,16 @@ from goat_jupyter.permissions.shell.constructs import (
     writes_file,
 )
 from goat_jupyter.permissions.shell.syntax import (
+    Shape,
     Word,
     ansi_c_closes_at_end,
     backquoted_body,
+    empty_substitution,
     fold_ascii,
+    joined_across_blanks,
     loose_words,
     parse,
+    rough_commands,
     text_of,
 )
 from goat_jupyter.permissions.shell.wrappers import program, unwrap
@@ -59,13 +63,16 @@ class Subcommand:
     """One simple command that can run; `writes_file` marks output redirected into a file.
 
     `words` are its command name and arguments with quotes removed (an expanding word keeps its
-    source text); `prefix` the `VAR=value` assignments before the name.
+    source text, and `shapes` what is known of its value); `prefix` the `VAR=value` assignments
+    before the name.
     """
 
     text: str
     writes_file: bool = False
     words: tuple[str, ...] = field(default=(), compare=False)
     prefix: tuple[str, ...] = field(default=(), compare=False)
+    # When a word expands at run time: every word's known and unknown pieces (see `Shape`).
+    shapes: tuple[Shape, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,7 @@ class ShellAnalysis:
     problems: tuple[str, ...]
     loose: tuple[str, ...]  # every word of the line, crudely split: deny rules scan it when uncertain
     protected: str | None  # a word naming protected configuration
+    rough: tuple[Shape, ...] = ()  # when uncertain: its commands as `rough_commands` reads them
 
     @property
     def certain(self) -> bool:
@@ -105,7 +113,9 @@ def analyse(command: str) -> ShellAnalysis:
     protected = next((w for w in loose if _names_protected_path(w)), None) or next(
         (w for w in walk.patterns if _may_match_protected(w)), None
     )
-    return ShellAnalysis(tuple(walk.commands), tuple(dict.fromkeys(walk.problems)), loose, protected)
+    problems = tuple(dict.fromkeys(walk.problems))
+    rough = rough_commands(command) if problems else ()
+    return ShellAnalysis(tuple(walk.commands), problems, loose, protected, rough)
 
 
 def split_command(command: str) -> tuple[Subcommand, ...]:
@@ -160,6 +170,8 @@ class _Walk:
             node, parent, inherited = stack.pop()
             if not node.is_named and not node.is_missing:
                 continue  # punctuation and keywords: `;`, `"`, `then`...
+            if node.type == "command_substitution" and empty_substitution(text_of(node)) is not None:
+                continue  # `$()` runs nothing (the grammar puts a missing command in it)
             if self._backquoted(node, parent, inherited, depth):
                 continue
             below = self._visit(node, parent, inherited, depth)
@@ -213,6 +225,8 @@ class _Walk:
             self.problems.append(f"the construct {node.type!r} is not known to this check")
         elif node.type == "ansi_c_string" and not ansi_c_closes_at_end(text_of(node)):
             self.problems.append(f"the quoting of {node_text(node)[:40]!r} is read differently by bash")
+        elif joined_across_blanks(node):
+            self.problems.append(f"the words {node_text(node)[:40]!r} are read differently by bash")
         elif unparsed_substitution(node, parent):
             self.problems.append(f"a command substitution in {node_text(node)[:40]!r} was not parsed")
 
@@ -236,7 +250,8 @@ class _Walk:
             self.problems.append(f"{head.text!r} is used in a way this check does not follow")
         if program(head) in EVALUATING and any(w.literal and has_code(w.text) for w in words[1:]):
             self.problems.append(f"{program(head)} may evaluate the shell code in its arguments")
-        self._add(Subcommand(text, writes, tuple(w.text for w in words), prefix))
+        shapes = tuple(w.pieces() for w in words) if not all(w.literal for w in words) else ()
+        self._add(Subcommand(text, writes, tuple(w.text for w in words), prefix, shapes))
         self.patterns.extend(w.text for w in words if w.pattern)
         self._look_through(words, writes, depth)
 

@@ -93,13 +93,22 @@ _UNESCAPED_SUBSTITUTION = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 
 
 def command_words(node: Node) -> list[Word]:
-    """The command name and arguments of a `command` node (assignments and redirections left out)."""
+    """The command name and arguments of a `command` node (assignments and redirections left out).
+
+    Nodes with no blank between them are one word for bash: the grammar reads c, a backquoted
+    `echo`, 1 as the name `c` and an argument, and `-r`, the same, `f` as two arguments.
+    """
     name = node.child_by_field_name("name")
     if name is None:
         return []
-    inner = name.named_children
-    head = word_of(inner[0]) if len(inner) == 1 else Word(node_text(name), literal=False)
-    return [head, *(word_of(arg) for arg in node.children_by_field_name("argument"))]
+    words = [name, *node.children_by_field_name("argument")]
+    groups: list[list[Node]] = []
+    for word in words:
+        if groups and groups[-1][-1].end_byte == word.start_byte:
+            groups[-1].append(word)
+        else:
+            groups.append([word])
+    return [word_of(*group) for group in groups]
 
 
 def value_of(node: Node) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import tree_sitter_bash
@@ -41,6 +43,8 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _CONTINUATION = re.compile(rb"(\\+)\n")
 _ANSI_C_STRING = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 _QUOTING = re.compile(r"[\"'\\]")
+_ROUGH_SEPARATOR = re.compile(r"[;&|()<>{}`\n]+")
+_UNKNOWN = "\ue000"  # stands for an expansion (fold_ascii leaves no other non-ASCII character)
 _BACKQUOTE_ESCAPE = re.compile(r"\\([$`\\])")
 _BACKQUOTE_ESCAPE_IN_STRING = re.compile(r'\\([$`\\"])')
 _BARE_BACKQUOTE = re.compile(r"(?<!\\)(?:\\\\)*`")
@@ -52,6 +56,16 @@ _EXPANSION_HEAD = re.compile(
 )
 
 
+# A word's value as pieces: known text, and None for text only known at run time (`c$(x)1` ->
+# ("c", None, "1")). Rules match a deny against every value the pieces allow (permissions/rules.py).
+Shape = tuple[str | None, ...]
+_EMPTY_SUBSTITUTION = re.compile(r"(\$?)`\s*`|\$\(\s*\)", re.ASCII)
+# The innermost substitutions and expansions of a line, for reading it as if they gave nothing.
+_INNERMOST_EXPANSION = re.compile(
+    r"`[^`]*`|\$\([^()]*\)|\$\{[^{}]*\}|\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])"
+)
+
+
 @dataclass(frozen=True)
 class Word:
     """One shell word: its value with quotes removed, or its source text when it expands at run time."""
@@ -59,6 +73,12 @@ class Word:
     text: str
     literal: bool = True
     pattern: bool = False  # an unquoted glob or brace expansion: it may become other words
+    shape: Shape = ()  # of a word that expands: its known pieces (empty: nothing is known)
+
+    def pieces(self) -> Shape:
+        """The value as known and unknown pieces (a literal word, or one without a shape such as
+        the wrappers' stand-ins for standard input, is its text)."""
+        return self.shape or (self.text,)
 
 
 def fold_ascii(text: str) -> str:
@@ -144,50 +164,122 @@ def text_of(node: Node) -> str:
     return (node.text or b"").decode("utf-8", "replace")
 
 
-def word_of(node: Node) -> Word:
-    """What `node` (a word, string, concatenation, expansion...) stands for."""
-    value = literal(node)
-    if value is None:
-        return Word(text_of(node), literal=False)
-    return Word(value, pattern=_has_pattern(node))
+def word_of(*nodes: Node) -> Word:
+    """What `nodes` (a word, string, concatenation, expansion..., or several that touch and so
+    make one word for bash) stand for."""
+    pieces = joined([piece for node in nodes for piece in shape_of(node)])
+    if None in pieces:
+        return Word("".join(text_of(n) for n in nodes), literal=False, shape=pieces)
+    return Word("".join(p or "" for p in pieces), pattern=any(_has_pattern(n) for n in nodes))
 
 
 def literal(node: Node) -> str | None:
-    """The value of a word without expansions (quotes and escapes removed); None when it expands."""
+    """The value of a word without expansions (quotes and escapes removed); None when it expands.
+
+    Parts that are provably empty count as nothing: `c$()1`, `c''1` and c, an empty pair of
+    backquotes, 1 are all `c1`.
+    """
+    pieces = shape_of(node)
+    return None if None in pieces else "".join(p or "" for p in pieces)
+
+
+def shape_of(node: Node) -> Shape:
+    """The value of `node` as known pieces and None for each part only known at run time."""
     kind, raw = node.type, text_of(node)
     if kind == "word":
-        return _UNQUOTED_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), raw)
+        return (_UNQUOTED_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), raw),)
     if kind in ("number", "variable_name", "file_descriptor"):
-        return raw
+        return (raw,)
     if kind == "raw_string":
-        return raw[1:-1]
+        return (raw[1:-1],)
     if kind == "ansi_c_string":
-        return ansi_c(raw[2:-1])
+        return (ansi_c(raw[2:-1]),)
     if kind == "string":
-        return _double_quoted(node, raw)
+        return _double_quoted(node)
     if kind == "translated_string":
         inner = [c for c in node.named_children if c.type == "string"]
-        return literal(inner[0]) if len(inner) == 1 else None
+        return shape_of(inner[0]) if len(inner) == 1 else (None,)
     if kind == "concatenation":
-        parts = [literal(child) for child in node.children]
-        return None if any(p is None for p in parts) else "".join(p or "" for p in parts)
-    return None
+        return (None,) if joined_across_blanks(node) else _concatenated(node.children)
+    if kind == "command_name":
+        return shape_of(node.children[0]) if node.child_count == 1 else (None,)
+    if kind in ("command_substitution", "``"):  # "``": the grammar's token for empty backquotes
+        return (empty_substitution(raw),)
+    return (None,)
 
 
-def _double_quoted(node: Node, raw: str) -> str | None:
-    if any(child.type != "string_content" for child in node.named_children):
-        return None
-    inner = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else None
-    if inner is None or _DOUBLE_QUOTED_EXPANSION.search(inner):
+def empty_substitution(raw: str) -> str | None:
+    """The value of a command substitution with nothing in it: empty; None when it has a body.
+
+    `$( )` and a pair of backquotes with only blanks between them run nothing and give nothing.
+    The grammar reads a `$` before a backquote into the node: bash keeps it as a literal `$`.
+    """
+    match = _EMPTY_SUBSTITUTION.fullmatch(raw)
+    return None if match is None else match.group(1) or ""
+
+
+def joined_across_blanks(node: Node) -> bool:
+    """A concatenation the grammar made across blanks: bash reads several words.
+
+    tree-sitter-bash joins `echo`, empty backquotes and `c1` into one word across the spaces."""
+    children = node.children
+    return node.type == "concatenation" and any(
+        left.end_byte != right.start_byte for left, right in itertools.pairwise(children)
+    )
+
+
+def _concatenated(children: Sequence[Node]) -> Shape:
+    pieces: list[str | None] = []
+    for index, child in enumerate(children):
+        after = children[index + 1] if index + 1 < len(children) else None
+        if text_of(child) == "$" and after is not None and text_of(after) == '""':
+            continue  # `$""`: a translated empty string, empty (the `""` that follows adds nothing)
+        pieces.extend(shape_of(child))
+    return joined(pieces)
+
+
+def _double_quoted(node: Node) -> Shape:
+    """`"..."` as pieces: the text between expansions (escapes removed), None for each expansion."""
+    data = node.text or b""
+    if len(data) < 2 or not data.startswith(b'"') or not data.endswith(b'"'):
+        return (None,)
+    pieces: list[str | None] = []
+    start = node.start_byte + 1
+    for child in node.named_children:
+        if child.type == "string_content":
+            continue
+        pieces.append(_quoted_text(data[start - node.start_byte : child.start_byte - node.start_byte]))
+        pieces.append(empty_substitution(text_of(child)))
+        start = child.end_byte
+    pieces.append(_quoted_text(data[start - node.start_byte : -1]))
+    return joined(pieces)
+
+
+def _quoted_text(data: bytes) -> str | None:
+    inner = data.decode("utf-8", "replace")
+    if _DOUBLE_QUOTED_EXPANSION.search(inner):
         return None
     return _DOUBLE_QUOTED_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), inner)
+
+
+def joined(pieces: Sequence[str | None]) -> Shape:
+    """Adjacent known pieces joined, empty ones dropped, runs of unknown ones made one."""
+    out: list[str | None] = []
+    for piece in pieces:
+        if piece == "":
+            continue
+        if out and (piece is None) == (out[-1] is None):
+            out[-1] = None if piece is None else (out[-1] or "") + piece
+        else:
+            out.append(piece)
+    return tuple(out) or ("",)
 
 
 def _has_pattern(node: Node) -> bool:
     """An unquoted `*`, `?`, `[` or `{` that could turn the word into other words."""
     if node.type == "word":
         return bool(_PATTERN_CHARS & set(_UNQUOTED_ESCAPE.sub("", text_of(node))))
-    if node.type == "concatenation":
+    if node.type in ("concatenation", "command_name"):
         return any(_has_pattern(child) for child in node.children)
     return node.type in ("brace_expression", "extglob_pattern")
 
@@ -246,17 +338,50 @@ def ansi_c_closes_at_end(raw: str) -> bool:
 def loose_words(source: str) -> tuple[str, ...]:
     """A crude split of any text into words, quotes dropped: for failing closed on what cannot be parsed.
 
-    Lines with expansions are split a second time as they may read once expanded: `${x:-rm} y`
-    and `${x:-r}m y` also give `rm y`, `${x/a/rm}` gives `a/rm`.
+    Lines with expansions are split again as they may read once expanded: `${x:-rm} y` and
+    `${x:-r}m y` also give `rm y`, `${x/a/rm}` gives `a/rm`, and `c$(echo)1` gives `c1`.
     """
     words = _loose_split(source)
-    if "$" not in source:
+    if "$" not in source and "`" not in source:
         return words
-    return words + _loose_split(_EXPANSION_HEAD.sub("", source).replace("}", ""))
+    expansions_cut = _loose_split(_EXPANSION_HEAD.sub("", source).replace("}", ""))
+    return words + expansions_cut + _loose_split(without_expansions(source))
+
+
+def without_expansions(source: str) -> str:
+    """`source` as it reads when every substitution and expansion gives nothing (`c$(echo)1` -> `c1`)."""
+    while True:
+        shorter = _INNERMOST_EXPANSION.sub("", source)
+        if shorter == source:
+            return source
+        source = shorter
+
+
+def rough_commands(source: str) -> tuple[Shape, ...]:
+    """Each command of a line that cannot be parsed, roughly: its words joined by single spaces,
+    quotes dropped, each substitution or expansion an unknown piece (`c1 -$(echo r)f` -> `c1 -`,
+    None, `f`). The command separators are guessed: bash may read some of them differently."""
+    text = _unquoted_ansi_c(source)
+    while True:
+        shorter = _INNERMOST_EXPANSION.sub(_UNKNOWN, text)
+        if shorter == text:
+            break
+        text = shorter
+    commands = _ROUGH_SEPARATOR.split(_QUOTING.sub("", text))
+    spaced = (" ".join(command.split()) for command in commands)
+    return tuple(
+        joined([None if part == _UNKNOWN else part for part in re.split(f"({_UNKNOWN})", command)])
+        for command in spaced
+        if command
+    )
+
+
+def _unquoted_ansi_c(source: str) -> str:
+    text = _ANSI_C_STRING.sub(lambda m: "'" + ansi_c(m.group(1)) + "'", source)
+    return text.replace('$"', '"').replace("\\\n", "")
 
 
 def _loose_split(source: str) -> tuple[str, ...]:
-    text = _ANSI_C_STRING.sub(lambda m: "'" + ansi_c(m.group(1)) + "'", source)
-    text = text.replace('$"', '"').replace("\\\n", "")
+    text = _unquoted_ansi_c(source)
     pieces = (_QUOTING.sub("", piece) for piece in _LOOSE_SPLIT.split(text))
     return tuple(piece for piece in pieces if piece)

@@ -4,8 +4,8 @@ other agents reading the saved notebook get it too.
 Only where it adds to what the output already says without bloating it: objects with their own
 `_repr_llm_`, and objects with a registered summariser that are not plain Python values (a dict's
 text/plain already is its structure), when the summary is at most OFFER_MAX_CHARS. Measured on a
-5,000 x 30 DataFrame (benchmarks/bench_llm_repr.py): the output grows by about a third of its
-text/html (2.7 KB on 8.2 KB), in exchange the model reads column statistics instead of 10 rows.
+5,000 x 30 DataFrame (benchmarks/bench_llm_repr.py): the output grows by 27% (2.8 KB on its
+10.3 KB of text/html and text/plain); in exchange a reader gets per-column statistics, not 10 rows.
 """
 
 from __future__ import annotations

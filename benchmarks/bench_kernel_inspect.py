@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # runnable from
 import numpy as np
 import pandas as pd
 
-from goat_jupyter.kernel.summary import summarize
+from goat_jupyter.represent import represent as summarize
 
 
 def frame(rows: int) -> pd.DataFrame:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from goat_jupyter.api import approver, hook, tool, unregister_tool
+    from goat_jupyter.represent import summarizer
 
 from goat_jupyter.version import __version__
 
@@ -14,6 +15,7 @@ __all__ = [
     "approver",
     "hook",
     "load_ipython_extension",
+    "summarizer",
     "tool",
     "unload_ipython_extension",
     "unregister_tool",
@@ -23,6 +25,10 @@ _PUBLIC_API = ("tool", "hook", "approver", "unregister_tool")
 
 def __getattr__(name: str) -> Any:
     """The public API (goat_jupyter.tool, .hook, .approver) loads on first use: %load_ext stays light."""
+    if name == "summarizer":  # light: no agent import, no pandas
+        from goat_jupyter.represent import summarizer
+
+        return summarizer
     if name in _PUBLIC_API:
         from goat_jupyter.kernel.extension import wait_for_agent_import
 

@@ -203,6 +203,11 @@ class SessionState:
         taken, self.notes = self.notes, []
         return taken
 
+    @property
+    def large_outputs_dir(self) -> Path:
+        """Where results over the budget are stored, beside the session's JSONL (agent/session.py)."""
+        return self.workspace / ".goat" / "sessions" / self.session_id / "outputs"
+
     def __post_init__(self) -> None:
         self.workspace = Path(os.path.abspath(os.path.expanduser(self.workspace)))
         if self.cwd == Path():

@@ -88,6 +88,9 @@ class Settings(BaseModel):
     max_cost_per_user_per_day: Annotated[float | None, LIMIT] = Field(default=None, ge=0)  # agent/ledger.py
     # "Revert this run": how much a run may copy of kernel objects its code may change in place.
     revert_memory_mb: Annotated[float, LIMIT] = Field(default=200.0, ge=0)
+    # A tool result longer than this is stored whole under the session folder; the model gets its
+    # ends and the path (represent/spill.py).
+    large_output_chars: Annotated[int, FREE] = Field(default=8_000, ge=1_000)
     # Small and local models (issue 23): where the model is served, the tool set, text tool calls.
     api_base: Annotated[str | None, USER] = (
         None  # an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8089/v1

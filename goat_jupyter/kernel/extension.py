@@ -98,9 +98,10 @@ def _warm_up(loop: asyncio.AbstractEventLoop | None) -> None:
 
 
 def load(ip: Any) -> None:
-    from goat_jupyter.kernel import executions, live
+    from goat_jupyter.kernel import executions, live, llm_mime
     from goat_jupyter.ui import comm_idle
 
+    llm_mime.install(ip)  # outputs carry goat's summary for the model (text/llm+plain)
     comm_idle.install(getattr(ip, "kernel", None))  # widget value changes during a running cell
     executions.install(ip)  # what the kernel runs from now on: cell id, count, source hash, names
     live.install()  # a browser tab that reloads during a run asks here what is running
@@ -118,6 +119,9 @@ def load(ip: Any) -> None:
 
 
 def unload(ip: Any) -> None:
+    from goat_jupyter.kernel import llm_mime
+
+    llm_mime.uninstall(ip)
     for transform in (transform_goat_cell, transform_undo):
         if transform in ip.input_transformers_cleanup:
             ip.input_transformers_cleanup.remove(transform)

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from goat_jupyter.kernel.capture import OutputSink
+from goat_jupyter.represent import LLM_MIME, represent
 
 INLINE_BACKENDS = ("inline", "module://matplotlib_inline.backend_inline")
 FigureState = dict[int, tuple[Any, bool]]  # id(figure) -> (figure, stale before the run)
@@ -64,5 +65,9 @@ def _publish(sink: OutputSink, figure: Any) -> None:
     except Exception as exc:  # the user's plot is broken: say so in the outputs, like a notebook
         sink.stream("stderr", f"The figure {figure!r} could not be drawn: {type(exc).__name__}: {exc}\n")
         return
-    data = {"image/png": base64.b64encode(buffer.getvalue()).decode("ascii"), "text/plain": repr(figure)}
+    data = {
+        "image/png": base64.b64encode(buffer.getvalue()).decode("ascii"),
+        "text/plain": repr(figure),
+        LLM_MIME: represent(figure),  # the axes' titles, labels and series names beside the image
+    }
     sink.display(data, {}, None, False)

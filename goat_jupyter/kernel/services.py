@@ -17,8 +17,8 @@ from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.kernel.executions import bound_names, record, snapshot
 from goat_jupyter.kernel.kernel_state import binding_notes, own_cells
 from goat_jupyter.kernel.namespace_undo import keep_for_revert
-from goat_jupyter.kernel.summary import summarize
 from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
+from goat_jupyter.represent import output_text, represent
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Attachment, ToolContext, ToolOutput
 from goat_jupyter.tools.files import prepare_image
@@ -137,7 +137,7 @@ class KernelService:
         finally:
             if kept is not None:
                 kept.settle()
-        text = summarize(value)
+        text = represent(value)
         notes = await self._binding_notes(args.expression, ctx)
         if notes:
             text += "\n\n" + "\n".join(notes)
@@ -248,8 +248,9 @@ def _data_text(data: dict[str, Any], images: list[Attachment]) -> str:
     for mime in _IMAGE_KINDS:
         if mime in data:
             pieces.append(_image(str(data[mime]), mime, images))
-    if "text/plain" in data:
-        pieces.append(strip_ansi(str(data["text/plain"])))
+    text = output_text(data)  # the output's own text/llm+plain before its text/plain
+    if text is not None:
+        pieces.append(strip_ansi(text))
     return "\n".join(pieces) or f"(output with {', '.join(data) or 'no data'})"
 
 

@@ -33,6 +33,7 @@ class Tool(ABC, Generic[InputT]):
     input_model: type[InputT]
     side_effect: ClassVar[SideEffect] = "none"
     max_output_chars: ClassVar[int] = 100_000
+    spills: ClassVar[bool] = True  # results over `large_output_chars` are stored whole (tools/runner.py)
     description_file: ClassVar[str | None] = None  # defaults to <module>.md beside the module
     hidden: ClassVar[bool] = False  # aliases: callable, but not offered to the model
 

@@ -20,6 +20,7 @@ from goat_jupyter.errors import (
     UnknownToolError,
     UserDeniedError,
 )
+from goat_jupyter.represent import spill
 from goat_jupyter.text import JsonTooDeepError, cut_middle, loads_json
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import Services
@@ -117,10 +118,19 @@ def interrupted_output(partial: str, elapsed_s: float) -> ToolOutput:
     return ToolOutput(text, is_error=True, metadata={"error_code": "interrupted"})
 
 
-def normalise(output: ToolOutput | str, tool: Tool[Any]) -> ToolOutput:
+def normalise(output: ToolOutput | str, tool: Tool[Any], session: SessionState) -> ToolOutput:
+    """The one bounding step: empty results say so; a result over the budget is stored whole under
+    the session folder and the model gets its ends and the path (Read, the pager itself, is exempt)."""
     result = output if isinstance(output, ToolOutput) else ToolOutput(output)
     if not result.content.strip() and not result.attachments:
         result.content = EMPTY_RESULT
+    if tool.spills:
+        budget = min(session.settings.large_output_chars, tool.max_output_chars)
+        spilled = spill(result.content, session.large_outputs_dir, budget)
+        result.content = spilled.text
+        if spilled.path is not None:  # the excerpt and its note are the bound: cutting more loses the path
+            result.metadata["full_output"] = str(spilled.path)
+            return result
     result.content = cut_middle(result.content, tool.max_output_chars)
     return result
 
@@ -258,7 +268,7 @@ class Executor:
         checkpoints = self.services.checkpoints  # before-images for "Revert this run"
         pending = await checkpoints.before_tool(tool, parsed, ctx) if checkpoints is not None else None
         try:
-            output = normalise(await tool.run(parsed, ctx), tool)
+            output = normalise(await tool.run(parsed, ctx), tool, ctx.session)
         except GoatError as exc:
             output = error_output(exc)
         except Exception as exc:  # a bug in one tool must not end the run: the model sees it

@@ -1,4 +1,4 @@
-"""KernelInspect's summaries of real pandas and numpy objects, in process: awkward shapes and fuzzed
+"""goat's summaries of real pandas and numpy objects, in process: awkward shapes and fuzzed
 containers stay bounded and never raise."""
 
 from __future__ import annotations
@@ -10,20 +10,22 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goat_jupyter.kernel.summary import MAX_PART_CHARS, summarize
+from goat_jupyter.represent import represent as summarize
+from goat_jupyter.represent.order import MAX_SUMMARY_CHARS
 
-BOUND = 3 * MAX_PART_CHARS + 2_000  # three cut parts (columns, head) plus headings
+BOUND = MAX_SUMMARY_CHARS + 200  # the whole summary is cut to this, plus the cut's note
 
 
 def test_awkward_frames() -> None:
     duplicated = pd.DataFrame([[1, "a", 2.5]], columns=["x", "x", "y"])
-    assert "  x  int64      0 null\n  x  str        0 null\n  y  float64" in summarize(duplicated)
+    shown = summarize(duplicated)
+    assert "  x  int64      0 null  min 1 mean 1 max 1\n  x  str        0 null  top: 'a' 1" in shown
     multi = pd.DataFrame(np.zeros((3, 4)), columns=pd.MultiIndex.from_product([["a", "b"], ["p", "q"]]))
-    assert "('a', 'p')  float64    0 null" in summarize(multi)
+    assert "('a', 'p')  float64    0 null  min 0 mean 0 max 0" in summarize(multi)
     empty = summarize(pd.DataFrame())
     assert empty.startswith("pandas.DataFrame with shape (0, 0)") and "(no columns)" in empty
     category = pd.DataFrame({"c": pd.Categorical(["u", None, "v"])})
-    assert "c  category   1 null" in summarize(category)
+    assert "c  category   1 null  top: 'u' 1, 'v' 1 (2 distinct)" in summarize(category)
 
 
 def test_series_and_arrays_of_odd_kinds() -> None:

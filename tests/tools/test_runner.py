@@ -213,10 +213,13 @@ async def test_empty_result_gets_a_line(registry: Registry) -> None:
     assert picture.content == "" and len(picture.attachments) == 1
 
 
-async def test_output_is_bounded_head_and_tail(registry: Registry) -> None:
+async def test_output_over_the_budget_is_stored_whole_and_shown_head_and_tail(registry: Registry) -> None:
     out = await registry.call("Big", {})
-    assert out.content.startswith("HEAD") and out.content.endswith("TAIL")
-    assert "omitted" in out.content and len(out.content) < 400
+    stored = Path(out.metadata["full_output"])
+    assert out.content.startswith("HEAD") and "TAIL\n[output of 10,008 characters" in out.content
+    assert f"stored whole at {stored}" in out.content and len(out.content) < 700
+    assert stored.read_text() == "HEAD" + "x\n" * 5000 + "TAIL", "nothing lost"
+    assert stored.is_relative_to(registry.session.large_outputs_dir)
 
 
 async def test_title_defaults_to_tool_title(registry: Registry) -> None:

@@ -31,6 +31,7 @@ class ReadTool(Tool[ReadInput]):
     name = "Read"
     input_model = ReadInput
     side_effect = "read_only"
+    spills = False  # Read is how a stored large output is paged: its own result is already a range
 
     def title_for(self, args: ReadInput) -> str:
         return f"Read {args.file_path}"

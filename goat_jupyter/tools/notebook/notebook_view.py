@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from goat_jupyter.errors import ToolExecutionError
 from goat_jupyter.permissions.cell_tags import tag_key, tags_of
+from goat_jupyter.represent import LLM_MIME
 from goat_jupyter.text import check_json_depth
 from goat_jupyter.tools.base import Attachment, ToolOutput
 from goat_jupyter.tools.files import prepare_image
@@ -21,7 +22,7 @@ from goat_jupyter.tools.files import prepare_image
 MAX_CELL_OUTPUT_CHARS = 10_000
 MAX_NOTEBOOK_IMAGES = 20
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
-_TEXT_KINDS = ("text/plain", "text/markdown", "text/latex", "text/html", "application/json")
+_TEXT_KINDS = (LLM_MIME, "text/plain", "text/markdown", "text/latex", "text/html", "application/json")
 _IMAGE_KINDS = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _TAG_MEANINGS = {
     "goat:locked": "locked: editing, deleting or running it asks the user",

@@ -127,6 +127,7 @@ class GrepTool(Tool[GrepInput]):
     name = "Grep"
     input_model = GrepInput
     side_effect = "read_only"
+    spills = False  # pages by offset/head_limit itself, and is how a stored output is searched
 
     def __init__(self, backend: GrepBackend | None = None) -> None:
         super().__init__()

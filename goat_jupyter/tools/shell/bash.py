@@ -76,6 +76,7 @@ class BashTool(Tool[BashInput]):
     name = "Bash"
     input_model = BashInput
     side_effect = "mutating"
+    spills = False  # keeps head and tail of the stream itself (shell/); storing it whole is a follow-up
     max_output_chars = OUTPUT_LIMIT
 
     def title_for(self, args: BashInput) -> str:

@@ -43,6 +43,7 @@ class TaskOutputTool(Tool[TaskOutputInput]):
     name = "TaskOutput"
     input_model = TaskOutputInput
     side_effect = "read_only"
+    spills = False  # bounded like Bash, by the shell family itself
     max_output_chars = OUTPUT_LIMIT
 
     def title_for(self, args: TaskOutputInput) -> str:
@@ -66,6 +67,7 @@ class BashOutputTool(Tool[BashOutputInput]):
     name = "BashOutput"
     input_model = BashOutputInput
     side_effect = "read_only"
+    spills = False  # bounded like Bash, by the shell family itself
     max_output_chars = OUTPUT_LIMIT
     hidden = True
     description_file = "task_output.md"

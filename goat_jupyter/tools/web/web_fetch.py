@@ -31,6 +31,7 @@ class WebFetchTool(Tool[WebFetchInput]):
     name = "WebFetch"
     input_model = WebFetchInput
     side_effect = "network"
+    spills = False  # a page has its own bound and paging; storing it too is a follow-up
     max_output_chars = 102_000  # the page is cut at 100 000 characters; leave room for the header lines
 
     def title_for(self, args: WebFetchInput) -> str:

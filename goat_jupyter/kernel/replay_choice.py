@@ -115,8 +115,8 @@ def find_own(goat: GoatRuntime, prompt: str, cell: CellRun) -> Found:
     if cell.cell_id is not None:
         return Found(next((c.recording for c in cells if c.cell_id == cell.cell_id), None), notebook)
     same = [c for c in cells if c.prompt == prompt]
-    occurrence = goat.replays.occurrence(prompt)
-    mine = same[occurrence].recording if occurrence < len(same) else None
+    # The next cell of this prompt; past the last one, the last again (a re-run: the rule decides).
+    mine = same[min(goat.replays.occurrence(prompt), len(same) - 1)].recording if same else None
     if mine is not None:
         return Found(mine, notebook)
     return _from_elsewhere(goat.session.cwd, notebook, prompt)

@@ -245,8 +245,9 @@ async def test_fresh_after_a_departure_goes_on_from_the_step_that_departed(tmp_p
             (tmp_path / "notes.txt").write_text("B\n")  # the recorded Read now reads something else
             assert (await kernel.execute("%goat reset")).status == "ok"
             stopped = await kernel.execute("%%goat --replay\n[read] what does notes.txt say", timeout=120)
-            assert stopped.status == "error", stopped.error
-            [line] = stopped.error["content"]["traceback"]
+            error = stopped.error
+            assert stopped.status == "error" and error is not None
+            [line] = error["content"]["traceback"]
             assert line.startswith(
                 "⊘ Replay stopped at step 1.1 (Read notes.txt): its result changed since the recording (still 1 line"
             ), "one line in words, no colour code"

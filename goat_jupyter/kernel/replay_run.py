@@ -88,6 +88,12 @@ def departure_line(departure: Departure, workspace: str = "") -> str:
     return f"Replay stopped at step {departure.step} ({' '.join(filter(None, (call.name, target)))}): {_what_changed(departure)}."
 
 
+def _same_unit(now: str, then: str) -> str:
+    """`2` for `2 files` beside `3 files`: the unit is said once."""
+    number, _, unit = then.partition(" ")
+    return number if unit and now.partition(" ")[2] == unit else then
+
+
 def _what_changed(departure: Departure) -> str:
     now, then = departure.now.summary, departure.call.summary
     if departure.kind == "failed":
@@ -96,7 +102,7 @@ def _what_changed(departure: Departure) -> str:
         return "it succeeded where the recording failed" + (f" ({now})" if now else "")
     changed = "its result changed since the recording"
     if now and then and now != then:
-        return f"{changed} ({now} now, {then} recorded)"
+        return f"{changed} ({now} now, {_same_unit(now, then)} recorded)"
     if now and now == then:
         return f"{changed} (still {now}, but not the same content)"
     return f"{changed} ({now} now)" if now else changed

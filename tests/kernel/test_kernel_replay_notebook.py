@@ -152,7 +152,10 @@ def test_run_all_replays_without_model_or_key(recorded: Path, tool: str) -> None
     after = notebook_transcript(json.loads((recorded / "again.ipynb").read_text()))
     assert body_of(after) == body_of(before)
     assert "replayed" in after and "The notes say one and two" in after
-    assert recording_outputs(recorded / "again.ipynb") == recording_outputs(recorded / "demo.ipynb")
+    [again], [made] = recording_outputs(recorded / "again.ipynb"), recording_outputs(recorded / "demo.ipynb")
+    assert again["data"] == made["data"]  # the same recording, now marked as replayed (Run fresh shows)
+    assert again["metadata"]["goat"] == {"transcript": "", "replayed": True}
+    assert made["metadata"]["goat"] == {"transcript": ""}
 
 
 def test_a_changed_file_stops_the_replay_at_the_read_in_one_line(recorded: Path) -> None:

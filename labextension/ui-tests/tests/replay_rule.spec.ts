@@ -37,7 +37,7 @@ const SHOTS = process.env.GOAT_SCREENSHOTS_DIR;
 const SETUP = '009997ea'; // quickstart.ipynb's cells
 const HELLO = 'c9978001';
 
-test.describe.configure({ timeout: 300_000 });
+test.describe.configure({ timeout: 480_000 });
 
 // Before the setup cell (again after a restart): no provider key, so the cassette plays, and a log.
 const PREPARE = [
@@ -135,6 +135,16 @@ test('a re-run asks the model; after a restart the cell replays and Run fresh as
   await page.evaluate(async () => {
     await (window as any).jupyterapp.shell.currentWidget.sessionContext.restartKernel();
   });
+  await expect
+    .poll(
+      () =>
+        page.evaluate(() => {
+          const kernel = (window as any).jupyterapp.shell.currentWidget.sessionContext.session?.kernel;
+          return `${kernel?.connectionStatus} ${kernel?.status}`;
+        }),
+      { timeout: KERNEL_READY_MS }
+    )
+    .toBe('connected idle');
   await prepare(page);
   const before = await requests(page);
   await shiftEnter(page, HELLO);

@@ -3,8 +3,8 @@
  * the way a fresh JupyterLab opens it (untrusted), cells run with Shift+Enter:
  * - a %%goat cell run again in the kernel that ran it asks the model again (the replay server's log
  *   grows), even after the notebook was saved with its recording;
- * - after a kernel restart the same cell replays its recording, shows "Run fresh", and Run fresh asks
- *   the model;
+ * - opened again from disk in a new kernel, the same cell replays its recording, shows "Run fresh",
+ *   and Run fresh asks the model;
  * - a replay that departs ends with one readable line (contrast of at least 4.5:1, light and dark)
  *   that says what changed, and Run fresh goes on from there.
  */
@@ -39,7 +39,7 @@ const HELLO = 'c9978001';
 
 test.describe.configure({ timeout: 480_000 });
 
-// Before the setup cell (again after a restart): no provider key, so the cassette plays, and a log.
+// Before the setup cell (again in the new kernel): no provider key, so the cassette plays, and a log.
 const PREPARE = [
   'import os',
   'from goat_jupyter.replay.offline import PROVIDER_KEYS',
@@ -104,7 +104,7 @@ async function prepare(page: IJupyterLabPageFixture): Promise<void> {
   await expectText(await outputOf(page, SETUP), 'replaying the recorded session', KERNEL_READY_MS);
 }
 
-test('a re-run asks the model; after a restart the cell replays and Run fresh asks it', async ({
+test('a re-run asks the model; reopened, the cell replays and Run fresh asks it', async ({
   page,
   tmpPath
 }) => {
@@ -132,19 +132,13 @@ test('a re-run asks the model; after a restart the cell replays and Run fresh as
   await save(page);
 
   // A fresh kernel on the saved notebook: the cell replays its recording, with no request.
+  // The notebook opened again from disk, in a new kernel (its kernel shut down, its tab closed).
   await page.evaluate(async () => {
-    await (window as any).jupyterapp.shell.currentWidget.sessionContext.restartKernel();
+    const panel = (window as any).jupyterapp.shell.currentWidget;
+    await panel.sessionContext.shutdown();
+    panel.close();
   });
-  await expect
-    .poll(
-      () =>
-        page.evaluate(() => {
-          const kernel = (window as any).jupyterapp.shell.currentWidget.sessionContext.session?.kernel;
-          return `${kernel?.connectionStatus} ${kernel?.status}`;
-        }),
-      { timeout: KERNEL_READY_MS }
-    )
-    .toBe('connected idle');
+  await openNotebook(page, `${tmpPath}/quickstart.ipynb`);
   await prepare(page);
   const before = await requests(page);
   await shiftEnter(page, HELLO);

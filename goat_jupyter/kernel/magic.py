@@ -13,14 +13,12 @@ from goat_jupyter.config.keys import apply_keys
 from goat_jupyter.kernel import commands
 from goat_jupyter.kernel.checkpoint_run import run_scope
 from goat_jupyter.kernel.commands.trust import check_folder_trust
+from goat_jupyter.kernel.replay_choice import Chosen, choose_recording, this_cell, with_cell_request
 from goat_jupyter.kernel.replay_run import (
-    Chosen,
     Departed,
     ReplayStoppedError,
     RunTap,
-    choose_recording,
     departed_run,
-    must_replay,
     note_departure,
     recording_of,
     replaying,
@@ -127,12 +125,15 @@ async def run_cell(line: str, body: str, renderer: Renderer | None = None) -> No
         print(ready)
         return
     goat, options, prompt = ready
+    cell = this_cell()
+    options = with_cell_request(options, cell)
     departed = departed_run(goat, prompt, options)
-    chosen = None if departed else await choose_recording(goat, prompt, options, _cell_id())
-    if chosen is None and departed is None and must_replay(goat, options):
+    chosen = Chosen() if departed else await choose_recording(goat, prompt, options, cell)
+    if chosen.refused:
         renderer.close()
-        print("%%goat: this cell holds no recording to replay; run it with --fresh to ask the model.")
+        print(chosen.refused)
         return
+    goat.replays.ran(cell.cell_id, prompt)
     await _run_shown(goat, prompt, options, renderer, chosen, departed)
 
 
@@ -150,34 +151,25 @@ def _ready(line: str, body: str) -> tuple[GoatRuntime, RunOptions, str] | str:
     return refused if refused else (goat, options, prompt)
 
 
-def _cell_id() -> str | None:
-    kernel = comm_idle.current_kernel()
-    try:
-        cell_id: Any = kernel.get_parent("shell")["metadata"].get("cellId") if kernel else None
-    except Exception:  # no execute request behind this code
-        return None
-    return cell_id if isinstance(cell_id, str) else None
-
-
 async def _run_shown(
     goat: GoatRuntime,
     prompt: str,
     options: RunOptions,
     renderer: Renderer,
-    chosen: Chosen | None,
+    chosen: Chosen,
     departed: Departed | None,
 ) -> None:
     """Run the cell's prompt (or replay its recording, or go on from a stopped replay) in the cell."""
     settings = goat.session.settings
     model = options.model or settings.model
-    recording = chosen.recording if chosen else None
+    recording = chosen.recording
     attach_interaction(goat, renderer)
     _start_header(renderer, prompt, options, goat, recording)
     counter = _TurnCounter(renderer.handle)
     tap = RunTap(counter, str(goat.session.cwd))
     start = departed.start if departed else run_start(goat, options.new)
-    if chosen and chosen.note:
-        renderer.handle(Notice(chosen.note, "info"))
+    for note in chosen.notes:
+        renderer.handle(Notice(note, "info"))
     asked = resume_prompt(goat, departed, tap) if departed else prompt
     try:
         await check_folder_trust(goat, renderer)  # before anything of the project's can apply
@@ -191,10 +183,10 @@ async def _run_shown(
         renderer.close()
         return
     renderer.close()
-    _keep_recording(recording or recording_of(goat, model, prompt, start, tap))
+    _keep_recording(goat, recording, recording or recording_of(goat, model, prompt, start, tap))
     note_departure(goat, prompt, start, tap)
-    if tap.departure is not None:
-        raise ReplayStoppedError(tap.departure)
+    if (line := tap.departure_line()) is not None:
+        raise ReplayStoppedError(line)
 
 
 def _start_header(
@@ -221,8 +213,11 @@ async def _run(
         await goat.run(prompt, options, tap)
 
 
-def _keep_recording(recording: Recording | None) -> None:
-    if recording is not None and (why_not := show_recording(recording)):
+def _keep_recording(goat: GoatRuntime, replayed: Recording | None, recording: Recording | None) -> None:
+    if recording is None:
+        return
+    goat.replays.kept(recording)  # made or played here: running the cell again asks the model
+    if why_not := show_recording(recording, replayed=replayed is not None):
         print(why_not)
 
 

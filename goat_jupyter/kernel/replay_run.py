@@ -1,126 +1,38 @@
 """A %%goat cell's recording (format: `goat_jupyter.replay.recording`): keep it as an output of the
-cell after a run with the model, find it in the saved notebook, and replay it without the model."""
+cell after a run with the model, find it in the saved notebook, and replay it without the model when
+`goat_jupyter.replay.rule` says so."""
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, cast
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from goat_jupyter.agent.llm import LLMClient
 from goat_jupyter.kernel.runtime import GoatRuntime, RunOptions
 from goat_jupyter.replay import REPLAY_API_KEY, REPLAY_MODEL, ReplayServer
 from goat_jupyter.replay.recording import (
-    RECORDING_MIME,
+    DETERMINISTIC_TOOLS,
     CallResult,
+    Departure,
     Recording,
     RecordingSource,
     digest,
-    parse_recording,
     record,
     recording_bundle,
 )
-from goat_jupyter.text import loads_json
-from goat_jupyter.tools.events import Event, EventSink, ToolFinished
-
-MAX_NOTEBOOK_BYTES = 20_000_000  # a notebook larger than this is not searched for recordings
+from goat_jupyter.tools.events import Event, EventSink, RunFinished, ToolFinished
+from goat_jupyter.ui.summary import result_summary
+from goat_jupyter.ui.text import compact_input
 
 
 class ReplayStoppedError(Exception):
-    """Ends a replay that departed from its recording as an error (Run All halts), shown as one line."""
+    """Ends a replay that departed from its recording as an error (Run All halts), shown as one line.
+    Plain text: the error output's pink makes coloured text unreadable."""
 
     def _render_traceback_(self) -> list[str]:  # IPython shows this instead of the traceback
-        return [f"\x1b[33m⊘ {self}\x1b[0m"]
-
-
-@dataclass(frozen=True)
-class Chosen:
-    recording: Recording
-    note: str = ""  # why a recording of another prompt replays (shown in the cell)
-
-
-async def choose_recording(
-    goat: GoatRuntime, prompt: str, options: RunOptions, cell_id: str | None
-) -> Chosen | None:
-    """The recording this run replays, or None to ask the model (see README "Reproducible notebooks"):
-    one of this prompt; else, when replay is forced or no model key is set, the cell's own recording."""
-    if options.fresh:
-        return None
-    if goat.session.settings.replay == "never" and not options.replay:
-        return None
-    kept = recordings_in(notebooks(goat))  # each notebook is read once
-    found = next((recording for _owner, recording in kept if recording.prompt == prompt), None)
-    if found is not None:
-        return Chosen(found)
-    own = next((recording for owner, recording in kept if cell_id and owner == cell_id), None)
-    if own is None:
-        return None
-    if must_replay(goat, options):
-        return Chosen(own, _changed_note(own, "replay is set to always"))
-    missing = await missing_keys(goat, options)
-    if goat.session.settings.replay == "auto" and missing:
-        return Chosen(own, _changed_note(own, f"no model key is set ({' or '.join(missing)})"))
-    return None
-
-
-def _changed_note(recording: Recording, why: str) -> str:
-    first = recording.prompt.splitlines()[0] if recording.prompt else ""
-    return (
-        f"This cell's prompt changed since it was recorded, and {why}: replaying the recording of "
-        f"“{first[:80]}”. Run the cell with --fresh to ask the model."
-    )
-
-
-async def missing_keys(goat: GoatRuntime, options: RunOptions) -> list[str]:
-    """The key variables the cell's model needs and the environment lacks (none for a local endpoint)."""
-    from goat_jupyter.agent.llm import litellm_module, llm_client_for
-    from goat_jupyter.agent.provider_errors import missing_key_variables
-
-    settings = goat.session.settings
-    client = llm_client_for(settings, options.model or settings.model)
-    return missing_key_variables(await litellm_module(), client.model, client.extra)
-
-
-def must_replay(goat: GoatRuntime, options: RunOptions) -> bool:
-    return options.replay or goat.session.settings.replay == "always"
-
-
-def notebooks(goat: GoatRuntime) -> list[Path]:
-    """Where the cell's saved outputs may be: the kernel's notebook, else the notebooks beside it
-    (nbconvert and papermill tell the kernel its folder, not its file)."""
-    known = goat.session.notebook_path
-    if known is not None and known.is_file():
-        return [known]
-    return sorted(Path.cwd().glob("*.ipynb"))
-
-
-def recordings_in(paths: list[Path]) -> list[tuple[str, Recording]]:
-    """Every recording kept in these notebooks, with the id of the cell that holds it."""
-    return [found for path in paths for found in _cell_recordings(path)]
-
-
-def _cell_recordings(path: Path) -> Iterator[tuple[str, Recording]]:
-    try:
-        if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            return
-        notebook = loads_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    for cell in _list(_dict(notebook).get("cells")):
-        for output in _list(_dict(cell).get("outputs")):
-            found = parse_recording(_dict(_dict(output).get("data")).get(RECORDING_MIME))
-            if found is not None:
-                yield str(_dict(cell).get("id") or ""), found
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[object]:
-    return cast(list[object], value) if isinstance(value, list) else []
+        return [f"⊘ {self}"]
 
 
 @dataclass
@@ -135,17 +47,65 @@ class RunTap:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ToolFinished):
-            # The folder is left out of the digest: a notebook replays the same in another folder.
-            content = event.output.content.replace(self.workspace, "<workspace>")
-            result = CallResult(ok=not event.output.is_error, digest=digest(content))
+            result = self._result(event)
             self.results[event.call_id] = result
             if self.source is not None and event.agent_id is None:  # a subagent's steps are its own
-                self.source.check(event.call_id, result.ok, result.digest)
+                self.source.check(event.call_id, result)
+        elif (
+            isinstance(event, RunFinished) and self.source is not None and event.extra.get("agent_id") is None
+        ):
+            # A replay asked no model: its footer says how it ended, with no tokens to claim.
+            event = replace(event, stop_reason="replay_stopped" if self.departure else "replayed")
         self.sink(event)
 
+    def _result(self, event: ToolFinished) -> CallResult:
+        # The folder is left out of the digest: a notebook replays the same in another folder.
+        output = event.output
+        content = output.content.replace(self.workspace, "<workspace>")
+        summary = ""
+        if event.name in DETERMINISTIC_TOOLS and not output.is_error:
+            summary = result_summary(event.name, {}, output).replace(self.workspace, "<workspace>")
+        return CallResult(ok=not output.is_error, digest=digest(content), summary=summary)
+
     @property
-    def departure(self) -> str | None:
+    def departure(self) -> Departure | None:
         return self.source.departure if self.source is not None else None
+
+    def departure_line(self) -> str | None:
+        found = self.departure
+        return None if found is None else departure_line(found, self.workspace) + " " + FRESH_HINT
+
+
+FRESH_HINT = "Run fresh (the button below, or %%goat --fresh) goes on from there with the model."
+
+
+def departure_line(departure: Departure, workspace: str = "") -> str:
+    """`Replay stopped at step 2.1 (Glob *.csv): its result changed since the recording (3 files now,
+    2 recorded).` In words, never digests."""
+    call = departure.call
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    target = compact_input(call.name, arguments, workspace)
+    return f"Replay stopped at step {departure.step} ({' '.join(filter(None, (call.name, target)))}): {_what_changed(departure)}."
+
+
+def _same_unit(now: str, then: str) -> str:
+    """`2` for `2 files` beside `3 files`: the unit is said once."""
+    number, _, unit = then.partition(" ")
+    return number if unit and now.partition(" ")[2] == unit else then
+
+
+def _what_changed(departure: Departure) -> str:
+    now, then = departure.now.summary, departure.call.summary
+    if departure.kind == "failed":
+        return "it failed where the recording succeeded" + (f" ({now})" if now else "")
+    if departure.kind == "succeeded":
+        return "it succeeded where the recording failed" + (f" ({now})" if now else "")
+    changed = "its result changed since the recording"
+    if now and then and now != then:
+        return f"{changed} ({now} now, {_same_unit(now, then)} recorded)"
+    if now and now == then:
+        return f"{changed} (still {now}, but not the same content)"
+    return f"{changed} ({now} now)" if now else changed
 
 
 @contextmanager
@@ -195,9 +155,9 @@ def recording_of(
     return record(model, prompt, messages[start.first :], tap.results, agents)
 
 
-def show_recording(recording: Recording) -> str | None:
+def show_recording(recording: Recording, *, replayed: bool = False) -> str | None:
     """Display the recording as the cell's output; a line saying why not when it is too large."""
-    bundle = recording_bundle(recording)
+    bundle = recording_bundle(recording, replayed=replayed)
     if bundle is None:
         return "goat: this run is too large to record in the notebook; it will ask the model when run again."
     from IPython.display import publish_display_data  # pyright: ignore[reportUnknownVariableType]
@@ -220,7 +180,7 @@ class Departed:
 
 
 def note_departure(goat: GoatRuntime, prompt: str, start: RunStart, tap: RunTap) -> None:
-    line = tap.departure
+    line = tap.departure_line()
     messages = goat.session.messages
     goat.departed = (
         None
@@ -249,7 +209,7 @@ def resume_prompt(goat: GoatRuntime, departed: Departed, tap: RunTap) -> str:
     ):
         messages.pop()
     tap.results.update(departed.results)
-    where = departed.line.split(". Run the cell")[0]
+    where = departed.line.removesuffix(" " + FRESH_HINT).removesuffix(".")
     return (
         f"[Note from goat, not from the user] {where}. The steps above were replayed from a recording "
         "of an earlier run and their results are real. Continue the request from that point with the "

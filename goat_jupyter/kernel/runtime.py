@@ -22,6 +22,7 @@ from goat_jupyter.notebook.select import live_notebook_service
 from goat_jupyter.permissions.hooks import HookRunner
 from goat_jupyter.plugins.registry import custom_tools
 from goat_jupyter.processes.owner import kill_everything
+from goat_jupyter.replay.rule import ReplayMemory
 from goat_jupyter.settings import PermissionMode, Settings, load_settings
 from goat_jupyter.subagents import attach_subagents
 from goat_jupyter.tools import default_registry
@@ -77,6 +78,7 @@ class GoatRuntime:
     trust_asked: set[str] = field(default_factory=lambda: set[str]())  # item keys asked about (folder trust)
     replay_client: LLMClient | None = None  # while a recording replays: every model call goes to it
     departed: Any = None  # the replay that stopped last (kernel/replay_run.py Departed): --fresh goes on
+    replays: ReplayMemory = field(default_factory=ReplayMemory)  # what ran here: a re-run asks the model
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()

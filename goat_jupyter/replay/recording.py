@@ -17,7 +17,9 @@ RECORDING is (unknown fields are ignored, never obeyed)::
       "turns": [
         {"text": "Writing it.",
          "tool_calls": [{"name": "Write", "arguments": {"file_path": "a.txt", "content": "hi"},
-                         "ok": true, "digest": "3f0a6c2e91b4d7aa"}]},
+                         "ok": true, "digest": "3f0a6c2e91b4d7aa"},
+                        {"name": "Glob", "arguments": {"pattern": "*.csv"},
+                         "ok": true, "digest": "9b1e04c7aa23f610", "summary": "2 files"}]},
         {"text": "Done."}
       ],
       "agents": [{"prompt": "Find the CSV files", "turns": [...]}]   # subagents, in the order they started
@@ -27,12 +29,13 @@ One turn per model answer of the top-level agent; each subagent's answers under 
 the prompt it was given (a replayed request that offers no Agent tool and holds that prompt in a user
 message is that subagent's). ``ok`` says whether
 the tool call succeeded and ``digest`` is the first 16 hex digits of the SHA-256 of the result text the
-model read; no tool output, image or key is stored (texts and arguments pass through
+model read; ``summary`` (DETERMINISTIC_TOOLS only) is the few words the cell showed for the result
+("2 files", "49 lines"), so a departure can say what changed. No tool output, image or key is stored (texts and arguments pass through
 `goat_jupyter.config.secrets.redact`). A recording over MAX_RECORDING_BYTES is not kept.
 
 Replay plays the turns through `goat_jupyter.replay.ReplayServer`; the tool calls run for real.
 A call departs when its success differs from ``ok``, or when a DETERMINISTIC_TOOLS call's digest
-differs; replay then stops at that step (`Departure`).
+differs; replay then stops at that step (`Departure`; the kernel puts it into words).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -54,6 +57,7 @@ RECORDING_MIME = "application/vnd.goat.recording+json"
 RECORDING_VERSION = 1
 MAX_RECORDING_BYTES = 256_000
 DIGEST_CHARS = 16
+SUMMARY_CHARS = 80
 # Tools whose result depends only on the files and notebooks they read, so a changed digest means the
 # environment differs from the recording's (Bash, RunCell, WebFetch ... vary: only their success counts).
 DETERMINISTIC_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
@@ -70,6 +74,7 @@ class RecordedCall(_Lenient):
     arguments: dict[str, Any] | str = Field(default_factory=lambda: dict[str, Any]())
     ok: bool = True
     digest: str = ""
+    summary: str = ""
 
 
 class RecordedTurn(_Lenient):
@@ -114,12 +119,16 @@ def parse_recording(data: object) -> Recording | None:
     return found if found.version == RECORDING_VERSION else None
 
 
-def recording_bundle(recording: Recording) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The display data and metadata of the recording's output; None when it is too large to keep."""
+def recording_bundle(
+    recording: Recording, *, replayed: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The display data and metadata of the recording's output; None when it is too large to keep.
+    `replayed` marks a run that replayed it (the labextension shows "Run fresh" under such a cell)."""
     data = recording.to_json()
     if len(json.dumps(data, ensure_ascii=False).encode()) > MAX_RECORDING_BYTES:
         return None
-    return {RECORDING_MIME: data, "text/plain": recording.summary()}, {"goat": {"transcript": ""}}
+    goat: dict[str, Any] = {"transcript": ""} | ({"replayed": True} if replayed else {})
+    return {RECORDING_MIME: data, "text/plain": recording.summary()}, {"goat": goat}
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,22 @@ class CallResult:
 
     ok: bool
     digest: str
+    summary: str = ""  # the few words shown for the result ("3 files"), for DETERMINISTIC_TOOLS
+
+
+@dataclass(frozen=True)
+class Departure:
+    """Where a replay left its recording: the step (`2.1`), the recorded call, and what the call gave now."""
+
+    step: str
+    call: RecordedCall
+    now: CallResult
+
+    @property
+    def kind(self) -> Literal["failed", "succeeded", "changed"]:
+        if self.call.ok and not self.now.ok:
+            return "failed"
+        return "succeeded" if self.now.ok and not self.call.ok else "changed"
 
 
 def record(
@@ -171,8 +196,13 @@ def _call(call: dict[str, Any], results: dict[str, CallResult]) -> RecordedCall:
     mapping = _mapping(parsed)
     arguments: dict[str, Any] | str = mapping if isinstance(parsed, dict) else raw
     result = results.get(str(call.get("id")), CallResult(ok=False, digest=""))
+    summary = redact(result.summary)[:SUMMARY_CHARS] if result.ok else ""
     return RecordedCall(
-        name=str(function.get("name")), arguments=arguments, ok=result.ok, digest=result.digest
+        name=str(function.get("name")),
+        arguments=arguments,
+        ok=result.ok,
+        digest=result.digest,
+        summary=summary,
     )
 
 
@@ -216,7 +246,7 @@ class RecordingSource:
         self._next = 0
         self._agent_next = [0] * len(recording.agents)
         self._lock = threading.Lock()
-        self.departure: str | None = None
+        self.departure: Departure | None = None
 
     @property
     def model(self) -> str | None:
@@ -261,7 +291,7 @@ class RecordingSource:
         return PickedTurn(_cassette_turn(turns[index], index, agent), index)
 
     def expected(self, tool_call_id: str) -> tuple[str, RecordedCall] | None:
-        """The step (`turn 2, call 1 (Read)`) and recorded call a replayed call id stands for."""
+        """The step (`2.1`: turn 2, call 1) and recorded call a replayed call id stands for."""
         parts = tool_call_id.removeprefix("call_goatrec_").split("_")
         if len(parts) != 2 or not all(p.isdigit() for p in parts):
             return None
@@ -269,25 +299,20 @@ class RecordingSource:
         calls = self.recording.turns[turn].tool_calls if turn < len(self.recording.turns) else []
         if position >= len(calls):
             return None
-        return f"step {turn + 1}.{position + 1} ({calls[position].name})", calls[position]
+        return f"{turn + 1}.{position + 1}", calls[position]
 
-    def check(self, tool_call_id: str, ok: bool, result_digest: str) -> str | None:
-        """Compare a replayed call's result with the recording; the departure line, once, if it departs."""
+    def check(self, tool_call_id: str, now: CallResult) -> Departure | None:
+        """Compare a replayed call's result with the recording; the departure, once, if it departs."""
         found = self.expected(tool_call_id)
         if found is None or self.departure is not None:
             return None
         step, call = found
-        difference = _difference(call, ok, result_digest)
-        if difference is not None:
-            self.departure = f"Replay stopped at {step}: {difference}. Run the cell with --fresh to go on from there with the model."
+        if _departs(call, now):
+            self.departure = Departure(step, call, now)
         return self.departure
 
 
-def _difference(call: RecordedCall, ok: bool, result_digest: str) -> str | None:
-    if call.ok and not ok:
-        return "it failed where the recording succeeded"
-    if ok and not call.ok:
-        return "it succeeded where the recording failed"
-    if call.name in DETERMINISTIC_TOOLS and call.digest and call.digest != result_digest:
-        return f"its result differs from the recording (digest {result_digest}, recorded {call.digest})"
-    return None
+def _departs(call: RecordedCall, now: CallResult) -> bool:
+    if call.ok != now.ok:
+        return True
+    return call.name in DETERMINISTIC_TOOLS and bool(call.digest) and call.digest != now.digest

@@ -38,7 +38,10 @@ STOP_REASONS = {
     "max_turns": "Stopped: max turns reached",
     "interrupted": "Interrupted",
     "error": "Stopped after an error",
+    "replayed": "Replayed, no model asked",
+    "replay_stopped": "Replay stopped",
 }
+REPLAY_STOPS = frozenset({"replayed", "replay_stopped"})  # no tokens to count: no model was asked
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,8 @@ def footer_text(event: RunFinished) -> str:
         f"{event.turns} turn{'s' if event.turns != 1 else ''}",
         f"{total:,} tokens ({event.prompt_tokens:,} in, {event.completion_tokens:,} out)",
     ]
+    if event.stop_reason in REPLAY_STOPS:
+        return " · ".join([*parts[:2], format_seconds(event.elapsed_s)])
     subagents = event.extra.get("subagent_tokens")
     if isinstance(subagents, int) and subagents:
         parts[-1] += f", {subagents:,} by subagents"

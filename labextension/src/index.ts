@@ -13,6 +13,7 @@ import { dropStaleWidgets } from './goat_outputs';
 import { keepCleanOnLanguageInfo } from './clean_open';
 import { cellActionsPlugin } from './cell_actions';
 import { markStaleCells } from './stale';
+import { runFreshPlugin } from './run_fresh';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'goat-jupyter:bridge',
@@ -35,4 +36,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, settingsPanelPlugin, cellActionsPlugin];
+export default [plugin, settingsPanelPlugin, cellActionsPlugin, runFreshPlugin];

@@ -94,7 +94,7 @@ def body_of(transcript: str) -> str:
     """The transcript without the header (it says "replayed") and the footer (times and token counts)."""
     rows = [DURATION.sub("", row) for row in transcript.splitlines()]
     return "\n".join(
-        r for r in rows if "replayed" not in r and "openai/replay" not in r and "── Done" not in r
+        r for r in rows if "replayed" not in r.lower() and "openai/replay" not in r and "── Done" not in r
     )
 
 
@@ -152,7 +152,10 @@ def test_run_all_replays_without_model_or_key(recorded: Path, tool: str) -> None
     after = notebook_transcript(json.loads((recorded / "again.ipynb").read_text()))
     assert body_of(after) == body_of(before)
     assert "replayed" in after and "The notes say one and two" in after
-    assert recording_outputs(recorded / "again.ipynb") == recording_outputs(recorded / "demo.ipynb")
+    [again], [made] = recording_outputs(recorded / "again.ipynb"), recording_outputs(recorded / "demo.ipynb")
+    assert again["data"] == made["data"]  # the same recording, now marked as replayed (Run fresh shows)
+    assert again["metadata"]["goat"] == {"transcript": "", "replayed": True}
+    assert made["metadata"]["goat"] == {"transcript": ""}
 
 
 def test_a_changed_file_stops_the_replay_at_the_read_in_one_line(recorded: Path) -> None:
@@ -165,7 +168,9 @@ def test_a_changed_file_stops_the_replay_at_the_read_in_one_line(recorded: Path)
         )
         assert model.requests == []
     assert done.returncode != 0
-    assert "Replay stopped at step 1.1 (Write): it failed where the recording succeeded" in done.stderr
+    assert (
+        "Replay stopped at step 1.1 (Write notes.txt): it failed where the recording succeeded" in done.stderr
+    )
     assert not (recorded / "again.ipynb").exists() or INSERTED not in (recorded / "work.ipynb").read_text()
 
 
@@ -185,7 +190,12 @@ def test_a_read_that_differs_stops_the_replay_there(recorded: Path) -> None:
         assert model.requests == []
     assert done.returncode != 0
     line = next(row for row in done.stderr.splitlines() if "Replay stopped" in row)
-    assert "step 2.1 (Read): its result differs from the recording" in line
+    # In words, what changed: the recorded Write now writes one line where the Read had read two.
+    assert (
+        "step 2.1 (Read notes.txt): its result changed since the recording (1 line now, 2 lines recorded)"
+        in line
+    )
+    assert "digest" not in line and "Run fresh" in line
     assert INSERTED not in (recorded / "work.ipynb").read_text()  # stopped before the NotebookEdit
 
 
@@ -226,4 +236,41 @@ def test_an_edited_recording_cannot_raise_the_permission_mode_or_add_a_hook(reco
         assert model.requests == []
     assert not (recorded / "hooked").exists()
     assert INSERTED not in (recorded / "work.ipynb").read_text()  # default mode, headless: refused
-    assert "Replay stopped at step 4.1 (NotebookEdit): it failed where the recording succeeded" in done.stderr
+    assert "Replay stopped at step 4.1 (NotebookEdit" in done.stderr
+    assert "it failed where the recording succeeded" in done.stderr
+
+
+SIBLING_NOTE = "demo.ipynb holds one of this prompt, not used"
+
+
+@pytest.mark.parametrize("key", ["k" * 20, None])
+def test_nbconvert_never_replays_a_sibling_notebooks_recording(recorded: Path, key: str | None) -> None:
+    """Point 32.14: the user's fresh.ipynb, beside demo.ipynb whose recording holds the same prompt. The
+    sibling's calls never run; with a key the model answers, without one the cell says why nothing ran."""
+    write_notebook(recorded / "fresh.ipynb")
+    fresh_workspace(recorded)
+    with ReplayServer([text_turn("The model's own answer.")]) as model:
+        done = execute(
+            "nbconvert", recorded, "fresh.ipynb", "out.ipynb", kernel_env(recorded, model.url, key)
+        )
+        assert done.returncode == 0, done.stderr
+        assert len(model.requests) == (1 if key else 0)
+    transcript = notebook_transcript(json.loads((recorded / "out.ipynb").read_text()))
+    assert not (recorded / "notes.txt").exists() and "replayed" not in transcript
+    assert SIBLING_NOTE in transcript and "GOAT_REPLAY_FROM=folder" in transcript
+    assert ("The model's own answer." in transcript) == bool(key)
+    if key is None:
+        assert "OPENAI_API_KEY" in transcript
+
+
+@pytest.mark.parametrize(("tool", "opt_in"), [("nbconvert", "folder"), ("papermill", "demo.ipynb")])
+def test_the_user_may_opt_in_to_another_notebooks_recording(recorded: Path, tool: str, opt_in: str) -> None:
+    write_notebook(recorded / "fresh.ipynb")
+    fresh_workspace(recorded)
+    env = kernel_env(recorded, "http://127.0.0.1:9/v1", None) | {"GOAT_REPLAY_FROM": opt_in}
+    with unreachable() as model:
+        done = execute(tool, recorded, "fresh.ipynb", "out.ipynb", env | {"OPENAI_API_BASE": model.url})
+        assert done.returncode == 0, done.stderr
+        assert model.requests == []
+    assert (recorded / "notes.txt").read_text() == "one\ntwo\n"
+    assert "replayed" in notebook_transcript(json.loads((recorded / "out.ipynb").read_text()))

@@ -116,21 +116,33 @@ async def test_the_replay_server_plays_the_recorded_turns_with_their_call_ids() 
 
 def test_departures() -> None:
     source = RecordingSource(record("m", "p", MESSAGES, RESULTS))
+    assert source.check(call_id(0, 1), CallResult(False, "anything")) is None  # Bash: only success counts
+    assert source.check("call_someone_else", CallResult(False, "")) is None
+    found = source.check(call_id(0, 0), CallResult(True, "0" * 16, "3 lines"))
+    assert found is not None and found.step == "1.1" and found.call.name == "Read" and found.kind == "changed"
+    assert found.now.summary == "3 lines"
     assert (
-        source.check(call_id(0, 1), ok=False, result_digest="anything") is None
-    )  # Bash: only success counts
-    assert source.check("call_someone_else", ok=False, result_digest="") is None
-    line = source.check(call_id(0, 0), ok=True, result_digest="0" * 16)
-    assert line is not None and line.startswith("Replay stopped at step 1.1 (Read): its result differs")
+        source.check(call_id(0, 1), CallResult(True, "")) is None and source.departure is found
+    )  # the first counts
     assert source.pick({}).turn == ResponseTurn(text="")  # the agent is told nothing more: it stops
 
 
-@pytest.mark.parametrize(("ok", "words"), [(False, "failed where"), (True, "succeeded where")])
-def test_success_that_changes_departs_for_any_tool(ok: bool, words: str) -> None:
+@pytest.mark.parametrize(("ok", "kind"), [(False, "failed"), (True, "succeeded")])
+def test_success_that_changes_departs_for_any_tool(ok: bool, kind: str) -> None:
     results = {"a": CallResult(not ok, digest("x")), "b": CallResult(not ok, digest("y"))}
     source = RecordingSource(record("m", "p", MESSAGES, results))
-    line = source.check(call_id(0, 1), ok=ok, result_digest=digest("y"))
-    assert line is not None and "step 1.2 (Bash)" in line and words in line
+    found = source.check(call_id(0, 1), CallResult(ok, digest("y")))
+    assert found is not None and found.step == "1.2" and found.call.name == "Bash" and found.kind == kind
+
+
+def test_a_summary_is_kept_only_for_a_call_that_succeeded_redacted_and_short() -> None:
+    results = {
+        "a": CallResult(True, digest("x"), f"2 files {KEY} " + "y" * 200),
+        "b": CallResult(False, digest("y"), "Permission denied: /secret/path"),
+    }
+    calls = record("m", "p", MESSAGES, results).turns[0].tool_calls
+    assert calls[0].summary.startswith("2 files") and KEY not in calls[0].summary
+    assert len(calls[0].summary) <= 80 and calls[1].summary == ""
 
 
 def agent_request(prompt: str, *, offers_agent: bool = False) -> dict[str, Any]:

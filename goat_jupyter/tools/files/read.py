@@ -99,7 +99,7 @@ class ReadTool(Tool[ReadInput]):
             )
         body = "\n".join(f"{number}\t{line}" for number, line in enumerate(window.lines, start=first))
         shown = body
-        summary = f"{window.total} lines"
+        summary = f"{window.total} line{'' if window.total == 1 else 's'}"
         if window.last < window.total:
             summary = f"lines {first}-{window.last} of {window.total}"
             body += (

@@ -97,6 +97,7 @@ async def test_stop_interrupts_a_blocking_cell_run_by_run_cell(
     assert ran["outputs"][0] == {"output_type": "stream", "name": "stdout", "text": "before the loop\n"}
     assert ran["outputs"][-1]["output_type"] == "error" and ran["outputs"][-1]["ename"] == "KeyboardInterrupt"
     assert isinstance(ran["execution_count"], int)
+    assert len(frontend.runs) == 1 and not frontend.running, "the cell's [*] ended with the Stop"
 
     following = await kernel.execute("print('next cell runs')", timeout=30)
     assert following.status == "ok" and following.stdout == "next cell runs\n"

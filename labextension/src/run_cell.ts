@@ -105,7 +105,11 @@ export function runStarted(
     throw new RequestError('the notebook has no kernel connection');
   }
   RUNS.forEach(run => run.cell === cell && run.end());
-  notebookModel(panel).sharedModel.transact(() => cell.clearExecution());
+  // Not clearExecution(): that also marks the cell trusted, which is the user's call, not goat's.
+  notebookModel(panel).sharedModel.transact(() => {
+    cell.outputs.clear();
+    cell.executionCount = null;
+  });
   cell.executionState = 'running';
   RUNS.set(runId, new RoutedRun(kernel, cell, runId, ownerMsgId));
   return {};

@@ -17,7 +17,7 @@ from tests.kernel_harness import KernelSession, Message
 # ack: replies "ok" to every change without applying it (the bug edits must be proven against).
 Mode = Literal["answer", "close", "silent", "ack"]
 CELL_TYPES = ("code", "markdown", "raw")
-CHANGES = ("insert_cell", "replace_cell", "delete_cell", "set_outputs")
+CHANGES = ("insert_cell", "replace_cell", "delete_cell", "set_outputs", "run_started", "run_finished")
 
 
 def new_cell(
@@ -51,6 +51,9 @@ class FakeNotebookFrontend:
         self.opened: list[Message] = []  # comm_open messages seen
         self.saved: list[str] = []
         self.replaced_outputs: list[dict[str, Any]] = []  # replace_goat_output requests
+        self.runs: dict[str, str] = {}  # RunCell run id -> cell id (run_started)
+        self.running: set[str] = set()  # cells shown as running ([*]) now
+        self.routes_runs = True  # False: a labextension from before run_started (unknown op)
 
     def attach(self, kernel: KernelSession) -> FakeNotebookFrontend:
         kernel.comm_handlers[COMM_TARGET] = self.on_comm
@@ -155,6 +158,23 @@ class FakeNotebookFrontend:
             cell["execution_count"] = request["execution_count"]
         self.dirty[path] = True
         return {}
+
+    def _op_run_started(self, request: Message) -> Message:
+        """Like the labextension: the cell is cleared and shows [*]; the kernel's IOPub messages
+        whose parent is the run id belong to it (`routed` reads them from the kernel's log)."""
+        if not self.routes_runs:
+            raise ValueError("unknown op 'run_started'")
+        path, cells = self._notebook(request)
+        cell = cells[self._find(cells, request["cell_id"], path)]
+        cell.update(outputs=[], execution_count=None)
+        self.runs[request["run_id"]] = cell["id"]
+        self.running.add(cell["id"])
+        return {}
+
+    def _op_run_finished(self, request: Message) -> Message:
+        result = self._op_set_outputs(request)
+        self.running.discard(self.runs[request["run_id"]])
+        return result
 
     def _op_replace_goat_output(self, request: Message) -> Message:
         """Like the labextension: the goat output tagged `key` becomes a display of `data`."""

@@ -16,14 +16,18 @@ import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import CodeType, FrameType, TracebackType
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from IPython.core.displaypub import DisplayPublisher
 
+if TYPE_CHECKING:
+    from goat_jupyter.kernel.cell_echo import SyncGate
+
 T = TypeVar("T")
 Output = dict[str, Any]
+Echo = Callable[[str, Mapping[str, Any]], None]
 _SINK: contextvars.ContextVar[OutputSink | None] = contextvars.ContextVar("goat_output_sink", default=None)
 _installed = 0
 
@@ -31,11 +35,26 @@ _installed = 0
 class OutputSink:
     """Collects nbformat outputs: merged streams, displays (with updates by display id), results, errors."""
 
-    def __init__(self, on_text: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_text: Callable[[str], None] | None = None,
+        *,
+        echo: Echo | None = None,
+        gate: SyncGate | None = None,
+    ) -> None:
         self.outputs: list[Output] = []
         self.on_text = on_text
+        self.echo = echo  # each output as an IOPub message kind and content, as it happens
+        self.gate = gate  # marks where the code runs synchronously (cell_echo.Pulse)
         self._by_display_id: dict[str, Output] = {}
         self._clear_on_next = False
+
+    def synchronous(self) -> AbstractContextManager[None]:
+        return nullcontext() if self.gate is None else self.gate.inside()
+
+    def _echo(self, kind: str, content: Mapping[str, Any]) -> None:
+        if self.echo is not None:
+            self.echo(kind, content)
 
     def stream(self, name: str, text: str) -> None:
         self._pending_clear()
@@ -44,6 +63,7 @@ class OutputSink:
             last["text"] += text
         else:
             self.outputs.append({"output_type": "stream", "name": name, "text": text})
+        self._echo("stream", {"name": name, "text": text})
         if self.on_text is not None:
             self.on_text(text)
 
@@ -54,35 +74,38 @@ class OutputSink:
         display_id: str | None,
         update: bool,
     ) -> None:
+        shown_data = {"data": dict(data), "metadata": dict(metadata or {})}
+        transient = {"display_id": display_id} if display_id else {}
         if update:
             shown = self._by_display_id.get(display_id or "")
             if shown is not None:
-                shown["data"], shown["metadata"] = dict(data), dict(metadata or {})
+                shown.update(shown_data)
+                self._echo("update_display_data", {**shown_data, "transient": transient})
             return
         self._pending_clear()
-        output: Output = {"output_type": "display_data", "data": dict(data), "metadata": dict(metadata or {})}
+        output: Output = {"output_type": "display_data", **shown_data}
         self.outputs.append(output)
         if display_id:
             self._by_display_id[display_id] = output
+        self._echo("display_data", {**shown_data, "transient": transient})
 
     def result(self, data: Mapping[str, Any], metadata: Mapping[str, Any], count: int | None) -> None:
         self._pending_clear()
-        self.outputs.append(
-            {
-                "output_type": "execute_result",
-                "execution_count": count,
-                "data": dict(data),
-                "metadata": dict(metadata),
-            }
-        )
+        content = {"execution_count": count, "data": dict(data), "metadata": dict(metadata)}
+        self.outputs.append({"output_type": "execute_result", **content})
+        self._echo("execute_result", content)
 
     def error(self, ename: str, evalue: str, traceback: list[str]) -> None:
         self._pending_clear()
-        self.outputs.append(
-            {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": traceback}
-        )
+        content = {"ename": ename, "evalue": evalue, "traceback": traceback}
+        self.outputs.append({"output_type": "error", **content})
+        self._echo("error", content)
 
     def clear(self, wait: bool) -> None:
+        self._echo("clear_output", {"wait": wait})
+        self._drop(wait)
+
+    def _drop(self, wait: bool) -> None:
         if wait:
             self._clear_on_next = True
         else:
@@ -93,9 +116,9 @@ class OutputSink:
         return next((o for o in self.outputs if o["output_type"] == "error"), None)
 
     def _pending_clear(self) -> None:
-        if self._clear_on_next:
+        if self._clear_on_next:  # the frontend clears on its own (it got clear_output with wait)
             self._clear_on_next = False
-            self.clear(wait=False)
+            self._drop(wait=False)
 
 
 class _RoutedStream:
@@ -259,7 +282,9 @@ def _compile(source: str | ast.Module | ast.Expression, filename: str, mode: str
 
 
 async def _run(code: CodeType, shell: Any) -> object:
-    result = eval(code, shell.user_global_ns, shell.user_ns)
+    sink = _SINK.get()
+    with nullcontext() if sink is None else sink.synchronous():
+        result = eval(code, shell.user_global_ns, shell.user_ns)
     if code.co_flags & inspect.CO_COROUTINE:
         result = await result
     return cast(object, result)

@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
-import contextvars
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -17,7 +14,7 @@ from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.kernel.executions import bound_names, record, snapshot
 from goat_jupyter.kernel.kernel_state import binding_notes, own_cells
 from goat_jupyter.kernel.namespace_undo import keep_for_revert
-from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
+from goat_jupyter.notebook import CellInfo, cell_label, find_cell
 from goat_jupyter.represent import output_text, represent
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Attachment, ToolContext, ToolOutput
@@ -39,7 +36,6 @@ if TYPE_CHECKING:
 MAX_IMAGES = 10
 MAX_IMAGE_SIDE = 1024  # cell outputs (plots) reach the model at most this many pixels on the long side
 MAX_ERROR_OUTPUT_CHARS = 28_000  # like Bash: head and tail of long output
-PARTIAL_WRITE_S = 2.0  # after a Stop, how long the interrupted cell's outputs may take to land
 _IMAGE_KINDS = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
@@ -51,6 +47,7 @@ class KernelService:
 
     async def run_cell(self, args: RunCellInput, ctx: ToolContext) -> ToolOutput:
         from goat_jupyter.kernel.capture import OutputSink, captured, interruptible
+        from goat_jupyter.kernel.cell_run import CellRun
 
         path = await self._notebook_path(args.notebook_path, ctx)
         backend = await choose_backend(path, ctx)
@@ -59,21 +56,22 @@ class KernelService:
         cell = self._runnable(find_cell(await backend.list_cells(), args.cell_id, where=str(path)), ctx)
         check_at_run("run", address(args.notebook_path, args.cell_id), cell, ctx)
         count = self._next_execution_count()
-        sink = OutputSink(on_text=_progress_sink(ctx))
+        run = await CellRun.start(self.shell, backend, cell, ctx)
+        sink = OutputSink(on_text=run.feed.on_text, echo=run.echo, gate=run.gate)
         before = snapshot(self.shell.user_ns)
         kept = keep_for_revert(self.shell.user_ns, cell.source, f"RunCell {cell_label(cell)}", ctx)
         try:
-            with interruptible():
+            with interruptible(), run.pulse():
                 await captured(self.shell, sink, lambda: self._run_drawing(cell.source, sink, count))
         except asyncio.CancelledError:  # Stop: the cell keeps what it printed up to the interrupt
             self._record(cell, count, before, kept)
-            await _write_partial_outputs(backend, cell, sink.outputs, count)
+            await run.finish_stopped(sink.outputs, count)
             raise
         self._record(cell, count, before, kept)
-        await _write_outputs(backend, cell, sink.outputs, count)
+        text, attachments = outputs_for_model(sink.outputs)
+        await run.finish(sink.outputs, count, model_text=text)
         if not backend.live:
             ctx.session.file_reads.record(path)
-        text, attachments = outputs_for_model(sink.outputs)
         where = f"{cell_label(cell)} of {path}"
         failed = sink.first_error()
         if failed is not None:
@@ -193,36 +191,6 @@ class KernelService:
             self.shell.execution_count = max(int(self.shell.execution_count), used + 1)
 
         asyncio.get_running_loop().call_soon(skip)
-
-
-async def _write_outputs(backend: NotebookBackend, cell: CellInfo, outputs: list[Output], count: int) -> None:
-    try:
-        await backend.set_outputs(cell.id, outputs, count)
-        await backend.save()
-    except GoatError as exc:
-        raise ToolExecutionError(
-            f"Cell {cell.id} ran, but its outputs could not be written into {backend.path}: {exc.message}",
-            output=outputs_for_model(outputs)[0],
-        ) from None
-
-
-async def _write_partial_outputs(
-    backend: NotebookBackend, cell: CellInfo, outputs: list[Output], count: int
-) -> None:
-    """Best effort and bounded: a Stop must end the run even when the notebook does not answer."""
-    with contextlib.suppress(GoatError, asyncio.TimeoutError):
-        await asyncio.wait_for(_write_outputs(backend, cell, outputs, count), PARTIAL_WRITE_S)
-
-
-def _progress_sink(ctx: ToolContext) -> Callable[[str], None]:
-    """Stream printed text to the tool card, from outside the capturing context (no loop-back)."""
-    loop = asyncio.get_running_loop()
-    outside = contextvars.copy_context()
-
-    def on_text(text: str) -> None:
-        loop.call_soon(lambda: ctx.progress(output=text), context=outside)
-
-    return on_text
 
 
 def outputs_for_model(outputs: list[Output]) -> tuple[str, list[Attachment]]:

@@ -93,6 +93,23 @@ class LiveNotebook:
             execution_count=execution_count,
         )
 
+    async def start_run(self, cell_id: str, run_id: str) -> None:
+        """Show the code cell running ([*], outputs cleared) and route the kernel's IOPub messages
+        whose parent is `run_id` into it, as JupyterLab does for its own execute requests."""
+        await self._call("run_started", cell_id=cell_id, run_id=run_id)
+
+    async def finish_run(
+        self, cell_id: str, run_id: str, outputs: Sequence[Mapping[str, Any]], execution_count: int
+    ) -> None:
+        """End what `start_run` began: the final outputs and execution count, the [*] gone."""
+        await self._call(
+            "run_finished",
+            cell_id=cell_id,
+            run_id=run_id,
+            outputs=[dict(o) for o in outputs],
+            execution_count=execution_count,
+        )
+
     async def save(self) -> None:
         """Nothing to do: the change is in the open notebook (dirty until the user saves it)."""
 

@@ -115,7 +115,8 @@ export class PanelBridge {
       tracker: this._tracker,
       owner: this._panel,
       appName: this._appName,
-      requestingCellId: parentMsgId ? this._cellIdByExecution.get(parentMsgId) : undefined
+      requestingCellId: parentMsgId ? this._cellIdByExecution.get(parentMsgId) : undefined,
+      requestMsgId: parentMsgId
     };
     return operation(request, context);
   }

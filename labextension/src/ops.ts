@@ -29,6 +29,7 @@ import {
   sourceArgument
 } from './protocol';
 import { replaceTagged } from './goat_outputs';
+import { runFinished, runStarted } from './run_cell';
 import { VERSION } from './version';
 
 /** What an operation may use besides its request. */
@@ -40,6 +41,8 @@ export interface IOpContext {
   appName: string;
   /** The id of the cell run by the execute_request that sent the request, when known. */
   requestingCellId: string | undefined;
+  /** The msg_id of that execute_request (the running %%goat cell). */
+  requestMsgId?: string;
 }
 
 type Operation = (request: Request, context: IOpContext) => JSONObject | Promise<JSONObject>;
@@ -255,6 +258,16 @@ async function save(request: Request, context: IOpContext): Promise<JSONObject> 
   return {};
 }
 
+/** RunCell shows its run in the target cell ([*], live outputs): see run_cell.ts. */
+function startRun(request: Request, context: IOpContext): JSONObject {
+  const kernel = context.owner.sessionContext.session?.kernel;
+  return runStarted(targetPanel(request, context), kernel, request, context.requestMsgId);
+}
+
+function finishRun(request: Request, context: IOpContext): JSONObject {
+  return runFinished(targetPanel(request, context), request);
+}
+
 /** Every operation by its `op` name. */
 export const OPERATIONS: Readonly<Record<string, Operation>> = {
   hello,
@@ -267,6 +280,8 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   reveal_cell: revealCell,
   release_cell: releaseCell,
   running_cell: runningCell,
+  run_started: startRun,
+  run_finished: finishRun,
   is_open: isOpen,
   save
 };

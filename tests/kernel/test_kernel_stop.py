@@ -102,6 +102,7 @@ async def test_stop_interrupts_a_blocking_cell_run_by_run_cell(
     assert "time.sleep" in traceback and "on_sigint" not in traceback, traceback
     assert "goat_jupyter" not in traceback and "capture.py" not in traceback, traceback
     assert isinstance(ran["execution_count"], int)
+    assert len(frontend.runs) == 1 and not frontend.running, "the cell's [*] ended with the Stop"
 
     following = await kernel.execute("print('next cell runs')", timeout=30)
     assert following.status == "ok" and following.stdout == "next cell runs\n"

@@ -20,6 +20,7 @@ from goat_jupyter.agent.provider_errors import (
     missing_key_text,
     missing_key_variables,
     permanent_error,
+    quick_missing_keys,
 )
 from goat_jupyter.agent.resilience import (
     RetryPolicy,
@@ -92,6 +93,7 @@ class LLMClient:
     ) -> AssistantTurn:
         """One turn. `answer_cap` lowers max_tokens for this request (a budget's limit);
         `on_discard(chars)` takes back the text a failed attempt streamed before its retry."""
+        self.check_key()
         litellm = await litellm_module()
         stalled = on_stall or on_retry
         started = time.monotonic()
@@ -122,6 +124,13 @@ class LLMClient:
                 await asyncio.sleep(wait)
                 waited += wait
                 attempt += 1
+
+    def check_key(self) -> None:
+        """Raise MissingCredentialsError when a well-known provider's key is not set: said at once,
+        before the model library loads (seconds on a kernel's first run)."""
+        missing = quick_missing_keys(self.model, self.extra)
+        if missing:
+            raise MissingCredentialsError(missing_key_text(self.model, missing))
 
     def _raise_if_final(self, exc: Exception, litellm: ModuleType, attempt: int) -> None:
         """Raise the typed error for a failure that no (further) retry can fix."""

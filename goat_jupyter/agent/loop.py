@@ -11,7 +11,7 @@ from typing import Any
 from goat_jupyter.agent import ledger
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
 from goat_jupyter.agent.lean import note_block
-from goat_jupyter.agent.litellm_loader import litellm_loaded, token_prices
+from goat_jupyter.agent.litellm_loader import litellm_loaded, litellm_module, token_prices
 from goat_jupyter.agent.llm import LLMClient, PromptInfo
 from goat_jupyter.agent.session import Message, Session, as_list
 from goat_jupyter.agent.spend import BudgetReachedError, Limits, Prices, RunSpend, answer_cap, live_budget
@@ -86,7 +86,7 @@ def image_message(outputs: list[ToolOutput]) -> Message | None:
 
 def _unknown_cost(model: str, limits: Limits) -> str:
     tokens = "max_tokens_per_run applies" if limits.tokens_per_run is not None else "set max_tokens_per_run"
-    return f"The cost of {model} is unknown (litellm has no price for it): the cost budget cannot apply; {tokens}."
+    return f"The cost of {model} is unknown: the cost budget cannot apply; {tokens}."
 
 
 class Agent:
@@ -209,8 +209,10 @@ class Agent:
         def on_retry(message: str) -> None:
             self.emit(Notice(f"Model request failed: {message}", "warning", self.agent_id))
 
-        if not litellm_loaded():  # the first cell right after %load_ext waits for the import
-            self.emit(Activity("Loading litellm (first use in this kernel)", self.agent_id))
+        self.llm.check_key()  # a missing key is said before anything slow
+        if not litellm_loaded():  # the first cell right after %load_ext: the import, off this thread
+            self.emit(Activity("Starting the model client (first run in this kernel)", self.agent_id))
+            await litellm_module()
 
         def on_stall(message: str) -> None:
             self.emit(Notice(message, "warning", self.agent_id))

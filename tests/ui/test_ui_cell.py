@@ -575,15 +575,15 @@ def test_a_run_is_live_from_its_first_output_and_the_line_leaves_no_trace() -> N
         "the header takes the first place"
     )
     assert "Working · 2s" in sink.shown[-1].final["text/plain"], "the line moved below the header at once"
-    renderer.handle(Activity("Loading litellm (first use in this kernel)"))
-    assert sink.shown[-1].final["text/plain"].startswith("Loading litellm (first use in this kernel) · 2s")
+    renderer.handle(Activity("Starting the model client (first run in this kernel)"))
+    assert sink.shown[-1].final["text/plain"].startswith("Starting the model client (first run in this kernel) · 2s")
     renderer.handle(Activity("a subagent's wait", agent_id="sub-1"))
     assert "subagent" not in str(sink.shown[-1].final)
     renderer.handle(TextDelta("Hello."))
     renderer.handle(RunFinished(1, 10, 2, None, 2.0, "end_turn"))
     renderer.close()
     saved = "\n".join(str(s.final.get("text/plain", "")) for s in sink.shown)
-    assert "Loading litellm" not in saved and "Stop to interrupt" not in saved
+    assert "Starting the model client" not in saved and "Stop to interrupt" not in saved
     assert sink.kinds() == ["header", "text", "footer"]
 
 

@@ -77,7 +77,9 @@ class Notice:
     text: str
     level: str = "info"  # info | warning | error
     agent_id: str | None = None
-    transient: bool = False  # true only while it happens ("Starting the model client…"): text transcripts leave it out
+    transient: bool = (
+        False  # true only while it happens ("Starting the model client…"): text transcripts leave it out
+    )
 
 
 @dataclass

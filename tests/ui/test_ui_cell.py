@@ -576,7 +576,11 @@ def test_a_run_is_live_from_its_first_output_and_the_line_leaves_no_trace() -> N
     )
     assert "Working · 2s" in sink.shown[-1].final["text/plain"], "the line moved below the header at once"
     renderer.handle(Activity("Starting the model client (first run in this kernel)"))
-    assert sink.shown[-1].final["text/plain"].startswith("Starting the model client (first run in this kernel) · 2s")
+    assert (
+        sink.shown[-1]
+        .final["text/plain"]
+        .startswith("Starting the model client (first run in this kernel) · 2s")
+    )
     renderer.handle(Activity("a subagent's wait", agent_id="sub-1"))
     assert "subagent" not in str(sink.shown[-1].final)
     renderer.handle(TextDelta("Hello."))

@@ -296,8 +296,8 @@ class Agent:
         if not limits.any:
             return None
         prices = token_prices(self.llm.model) if limits.any_cost else None
-        if limits.any_cost and prices is None and not self.spend.unpriced_noted:
-            self.spend.unpriced_noted = True
+        if limits.any_cost and prices is None and self.llm.model not in self.session.unpriced_noted:
+            self.session.unpriced_noted.add(self.llm.model)  # once per session, not in every cell
             self.emit(Notice(_unknown_cost(self.llm.model, limits), "warning", self.agent_id))
         priced = Prices(*prices) if prices is not None else None
         day = ledger.spent_today() if limits.cost_per_user_per_day is not None else 0.0

@@ -61,6 +61,7 @@ class Session(SessionState):
     persist: bool = True
     context: ContextState = field(default_factory=ContextState)
     run_spend: RunSpend | None = field(default=None, repr=False)  # the running %%goat cell's spend
+    unpriced_noted: set[str] = field(default_factory=lambda: set[str](), repr=False)  # said once each
     load_report: str = ""  # what resume dropped or repaired, for the user
     _lock: int | None = field(default=None, repr=False)
 

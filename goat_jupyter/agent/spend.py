@@ -37,7 +37,6 @@ class RunSpend:
     cost_usd: float = 0.0
     tokens: int = 0
     unpriced: bool = False  # some request had no known price
-    unpriced_noted: bool = False  # the cell already said the cost is unknown
 
     @property
     def session_cost(self) -> float:

@@ -38,6 +38,7 @@ differs; replay then stops at that step (`Departure`).
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import threading
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from goat_jupyter.replay.cassette import AnyTurn, ResponseTurn, ToolCallSpec
 from goat_jupyter.replay.player import PickedTurn
 
 RECORDING_MIME = "application/vnd.goat.recording+json"
+_QUIET = "font-size:var(--jp-ui-font-size0,11px);color:var(--jp-ui-font-color3,#757575)"
 RECORDING_VERSION = 1
 MAX_RECORDING_BYTES = 256_000
 DIGEST_CHARS = 16
@@ -95,8 +97,8 @@ class Recording(_Lenient):
         calls = sum(len(turn.tool_calls) for turn in self.turns)
         turns = len(self.turns)
         return (
-            f"goat: recorded session ({self.model or 'model'}, {turns} turn{'' if turns == 1 else 's'}, "
-            f"{calls} tool call{'' if calls == 1 else 's'})"
+            f"Kept for replay: {self.model or 'model'}, {turns} turn{'' if turns == 1 else 's'}, "
+            f"{calls} tool call{'' if calls == 1 else 's'}"
         )
 
 
@@ -118,7 +120,9 @@ def recording_bundle(recording: Recording) -> tuple[dict[str, Any], dict[str, An
     data = recording.to_json()
     if len(json.dumps(data, ensure_ascii=False).encode()) > MAX_RECORDING_BYTES:
         return None
-    return {RECORDING_MIME: data, "text/plain": recording.summary()}, {"goat": {"transcript": ""}}
+    quiet = f'<div style="{_QUIET}">{html.escape(recording.summary())}</div>'  # not a monospace line
+    shown = {RECORDING_MIME: data, "text/html": quiet, "text/plain": recording.summary()}
+    return shown, {"goat": {"transcript": ""}}
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,11 @@ class PermissionDeniedError(GoatError):
     code = "PERMISSION_DENIED"
 
 
+class DeclinedError(PermissionDeniedError):
+    """A refusal by design, not a failure (tutor style keeps out of the student's cells): the cell
+    shows it as information; the model reads it like any refusal."""
+
+
 class UserDeniedError(PermissionDeniedError):
     """The user clicked Deny: the message is for the model; the cell already holds the user's record."""
 

@@ -163,8 +163,8 @@ def _with_environment(data: dict[str, Any], env: Mapping[str, str]) -> dict[str,
 
 # What each runtime setting accepts, in words, for error messages and the Config listing.
 VALUE_HINTS: dict[str, str] = {
-    "model": "a litellm model name, e.g. gpt-4o-mini or anthropic/claude-sonnet-4-5",
-    "small_model": "a litellm model name, or none to use the main model",
+    "model": "a model name, e.g. gpt-4o-mini or anthropic/claude-sonnet-4-5",
+    "small_model": "a model name, or none to use the main model",
     "permission_mode": "one of " + ", ".join(PERMISSION_MODES),
     "output_style": "one of " + ", ".join(OUTPUT_STYLES),
     "replay": "one of " + ", ".join(REPLAY_MODES) + " (when a %%goat cell replays its recording)",
@@ -178,7 +178,7 @@ VALUE_HINTS: dict[str, str] = {
     "max_tokens_per_run": "tokens (prompt + answer) a %%goat run may use, or none for no limit",
     "max_cost_per_user_per_day": "dollars you may spend a day over all sessions, or none for no limit",
     "api_base": "an OpenAI-compatible endpoint URL, e.g. http://127.0.0.1:8089/v1, or none",
-    "context_window": "the model's window in tokens (at least 1024), or none to use litellm's",
+    "context_window": "the model's window in tokens (at least 1024), or none to use the one known for the model",
     "tool_profile": "auto, full or lean",
     "text_tool_calls": "true or false",
 }

@@ -207,3 +207,14 @@ def test_the_quick_start_prints_a_transcript_a_person_can_read(tmp_path: Path) -
         assert answer in printed, f"the final answer {answer!r} is missing:\n{printed}"
     footers = [line for line in lines if line.startswith("── Done · ")]
     assert len(footers) == sum(1 for line in lines if line.endswith("%%goat")), printed
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_an_example_opens_unmodified_its_kernelspec_as_jupyterlab_writes_it(name: str) -> None:
+    """Issue 33 point 13: JupyterLab rewrites a kernelspec whose display name differs from the kernel's,
+    which marks the notebook modified the moment it opens."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    written = nbformat.read(EXAMPLES / name, as_version=4).metadata["kernelspec"]
+    assert dict(written) == {"display_name": spec.display_name, "language": spec.language, "name": "python3"}

@@ -8,6 +8,7 @@ import functools
 import logging
 import os
 import threading
+import time
 from types import ModuleType
 from typing import Any
 
@@ -15,6 +16,7 @@ _litellm: ModuleType | None = None
 _import_lock = threading.Lock()
 _warm_started = False
 warmed = threading.Event()  # set when the background warm-up has finished (benchmarks wait on it)
+imported_at: float | None = None  # time.time() when the import finished: what a first run waits for
 
 
 def _drop_surrogate_noise(record: logging.LogRecord) -> bool:
@@ -24,7 +26,7 @@ def _drop_surrogate_noise(record: logging.LogRecord) -> bool:
 
 
 def _import_litellm() -> ModuleType:
-    global _litellm
+    global _litellm, imported_at
     with _import_lock:
         if _litellm is None:
             # Never fetch the cost map over the network at import time; keep litellm quiet.
@@ -40,6 +42,7 @@ def _import_litellm() -> ModuleType:
             logging.getLogger("LiteLLM").setLevel(logging.ERROR)
             logging.getLogger("LiteLLM").addFilter(_drop_surrogate_noise)
             _litellm = litellm
+            imported_at = time.time()
     return _litellm
 
 

@@ -22,6 +22,7 @@ from goat_jupyter.agent.provider_errors import (
     missing_key_text,
     missing_key_variables,
     permanent_error,
+    quick_missing_keys,
 )
 from goat_jupyter.agent.resilience import (
     RetryPolicy,
@@ -94,6 +95,7 @@ class LLMClient:
     ) -> AssistantTurn:
         """One turn, each attempt reserved on `meter` (its budgets cap max_tokens) before it is sent;
         `on_discard(chars)` takes back the text a failed attempt streamed before its retry."""
+        self.check_key()
         litellm = await litellm_module()
         stalled = on_stall or on_retry
         started = time.monotonic()
@@ -161,6 +163,13 @@ class LLMClient:
             usage = partial.turn.usage = Usage(prompt_tokens, count_text_tokens(partial.streamed()))
         usage.cost_usd = estimate_cost(litellm, self.model, usage)
         return usage
+
+    def check_key(self) -> None:
+        """Raise MissingCredentialsError when a well-known provider's key is not set: said at once,
+        before the model library loads (seconds on a kernel's first run)."""
+        missing = quick_missing_keys(self.model, self.extra)
+        if missing:
+            raise MissingCredentialsError(missing_key_text(self.model, missing))
 
     def _raise_if_final(self, exc: Exception, litellm: ModuleType, attempt: int) -> None:
         """Raise the typed error for a failure that no (further) retry can fix."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
 from goat_jupyter.agent.lean import note_block
-from goat_jupyter.agent.litellm_loader import litellm_loaded
+from goat_jupyter.agent.litellm_loader import litellm_loaded, litellm_module
 from goat_jupyter.agent.llm import LLMClient, PromptInfo
 from goat_jupyter.agent.meter import Meter
 from goat_jupyter.agent.session import Message, Session, as_list
@@ -208,8 +208,10 @@ class Agent:
         def on_retry(message: str) -> None:
             self.emit(Notice(f"Model request failed: {message}", "warning", self.agent_id))
 
-        if not litellm_loaded():  # the first cell right after %load_ext waits for the import
-            self.emit(Activity("Loading litellm (first use in this kernel)", self.agent_id))
+        self.llm.check_key()  # a missing key is said before anything slow
+        if not litellm_loaded():  # the first cell right after %load_ext: the import, off this thread
+            self.emit(Activity("Starting the model client (first run in this kernel)", self.agent_id))
+            await litellm_module()
 
         def on_stall(message: str) -> None:
             self.emit(Notice(message, "warning", self.agent_id))

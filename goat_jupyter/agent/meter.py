@@ -99,8 +99,9 @@ class Meter:
 
     def _prices(self, model: str, limits: Limits) -> Prices | None:
         prices = token_prices(model) if limits.any_cost else None
-        if limits.any_cost and prices is None and not self.spend.unpriced_noted:
-            self.spend.unpriced_noted = True
+        noted = self.spend.shared.unpriced_noted
+        if limits.any_cost and prices is None and model not in noted:
+            noted.add(model)  # once per session, not in every cell
             self.warn(_unknown_cost(model, limits))
         return Prices(*prices) if prices is not None else None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 from collections.abc import Iterator, Mapping
 from types import ModuleType
@@ -58,6 +59,41 @@ def missing_key_variables(litellm: ModuleType, model: str, extra: Mapping[str, A
         return []
     names: list[Any] = list(report.get("missing_keys") or [])
     return [str(name) for name in names if str(name).endswith("_API_KEY")]
+
+
+# Providers whose key litellm's validate_environment asks for by these names (any one will do): known
+# here without importing litellm, which takes seconds on a kernel's first run.
+_KEYS_WITHOUT_LITELLM = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "mistral": ("MISTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+}
+_BARE_OPENAI = re.compile(r"(?:gpt-|o\d)")  # gpt-4o-mini, o3-mini: litellm sends them to OpenAI
+
+
+def quick_missing_keys(
+    model: str, extra: Mapping[str, Any], environ: Mapping[str, str] | None = None
+) -> list[str] | None:
+    """The key variables `model` needs and the environment lacks, for well-known providers, without
+    litellm; None where only litellm can tell (other providers, bare names of other families)."""
+    if extra.get("api_key"):
+        return []
+    variables = _KEYS_WITHOUT_LITELLM.get(_named_provider(model))
+    if variables is None:
+        return None
+    env = os.environ if environ is None else environ
+    return [] if any(env.get(name) for name in variables) else list(variables)
+
+
+def _named_provider(model: str) -> str:
+    """The provider the model's name says for sure ("" when litellm would have to guess)."""
+    if "/" in model:
+        return model.split("/", 1)[0]
+    return "openai" if _BARE_OPENAI.match(model) else ""
 
 
 def missing_key_text(model: str, variables: list[str]) -> str:

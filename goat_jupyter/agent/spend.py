@@ -41,6 +41,9 @@ class SessionSpend:
     holds: int = 0
     # Each request in flight (meter.py): a request that cannot afford its answer waits for one to end.
     in_flight: set[asyncio.Future[None]] = field(default_factory=lambda: set[asyncio.Future[None]]())
+    unpriced_noted: set[str] = field(
+        default_factory=lambda: set[str]()
+    )  # models said to be unpriced, once each
 
     @property
     def committed(self) -> float:
@@ -55,7 +58,6 @@ class RunSpend:
     cost_usd: float = 0.0
     tokens: int = 0
     unpriced: bool = False  # some request had no known price
-    unpriced_noted: bool = False  # the cell already said the cost is unknown
     reserved_usd: float = 0.0  # the most the requests in flight may still cost
     reserved_tokens: int = 0
     holds: int = 0  # requests in flight with a reservation: at 0 the sums are exactly 0 again

@@ -47,6 +47,7 @@ class RunCheckpoint:
     label: str
     changes: list[Change] = field(default_factory=lambda: list[Change]())
     not_undone: list[str] = field(default_factory=lambda: list[str]())
+    caveats: list[str] = field(default_factory=lambda: list[str]())  # what kernel code may have done besides
     reverted: bool = False
     budget: Budget = field(default_factory=Budget)
 
@@ -75,12 +76,32 @@ class RevertReport:
     done: list[str] = field(default_factory=lambda: list[str]())
     skipped: list[str] = field(default_factory=lambda: list[str]())
     not_undone: list[str] = field(default_factory=lambda: list[str]())
+    caveats: list[str] = field(default_factory=lambda: list[str]())
+
+    @property
+    def partial(self) -> bool:
+        """Something the run changed is not back: left as is, or impossible to undo."""
+        return bool(self.skipped or self.not_undone)
+
+    def headline(self, by: str | None = None) -> str:
+        """`Reverted %%goat run 2 (label)`, or `Partly reverted ...; 1 left as is, 1 could not be undone`."""
+        run = f"%%goat run {self.run.number} ({self.run.label})" + (f" by {by}" if by else "")
+        if not self.partial:
+            return f"Reverted {run}"
+        short = [f"{len(self.skipped)} left as is"] if self.skipped else []
+        short += [f"{len(self.not_undone)} could not be undone"] if self.not_undone else []
+        return f"Partly reverted {run}; {', '.join(short)}"
 
     def text(self) -> str:
-        lines = [f"Reverted %%goat run {self.run.number} ({self.run.label}):"]
+        lines = [f"{self.headline()}:"]
         lines += [f"  - {item}" for item in self.done] or ["  (nothing needed restoring)"]
         if self.skipped:
             lines += ["Left as is:", *(f"  - {item}" for item in self.skipped)]
         if self.not_undone:
             lines += ["Could not be undone:", *(f"  - {item}" for item in self.not_undone)]
+        if self.caveats:
+            lines += [
+                "Not covered by a revert, if the code did any of it:",
+                *(f"  - {c}" for c in self.caveats),
+            ]
         return "\n".join(lines)

@@ -3,7 +3,9 @@
 For every name the code may rebind or delete, the old binding (a reference, free); for objects it may
 change in place, a copy when goat knows how to copy it and the run's memory budget allows. Reverting
 puts those bindings back, leaves alone any name the user changed after the run (and names it), and
-lists what could not be restored. IPython-free: the namespace is a plain mapping.
+lists what could not be restored. "Changed after the run" is decided by the object itself: its
+binding, and a digest of its contents taken right after the run (state.py), so code that only read
+it changes nothing. IPython-free: the namespace is a plain mapping.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
+from goat_jupyter.checkpoints.state import SAME_OBJECT, digest
 from goat_jupyter.notebook.executions import ExecutionLog
+
+DEFAULT_COMPARE_LIMIT = 200_000_000  # bytes: larger objects are not digested (see revert_memory_mb)
 
 
 @dataclass(frozen=True)
@@ -35,13 +40,22 @@ class NamespaceChange:
     log: ExecutionLog | None = None
     mark: int = 0  # the log's count at the end of the run: later user executions are the user's
     after: dict[str, int | None] = field(default_factory=lambda: dict[str, int | None]())
+    # a digest of each object right after the run (None: goat cannot tell, see state.digest)
+    after_state: dict[str, str | None] = field(default_factory=lambda: dict[str, str | None]())
+    compare_limit: int = DEFAULT_COMPARE_LIMIT
 
     changed: set[str] = field(default_factory=lambda: set[str]())  # names the call really changed
 
     def settle(self) -> None:
-        """Right after the run: what each name is bound to now (a different binding later = the user),
-        and which names the call really changed (a `df.describe()` changes nothing)."""
+        """Right after the run: what each name is bound to and holds now (a different binding or
+        contents later = the user), and which names the call really changed (a `df.describe()`
+        changes nothing)."""
         self.after = {name: identity(self.namespace, name) for name in self.bindings}
+        self.after_state = {
+            name: digest(self.namespace[name], self.compare_limit)
+            for name in self.bindings
+            if name in self.namespace
+        }
         self.mark = self.log.added if self.log is not None else 0
         self.changed = {
             name for name, before in self.bindings.items() if not _unchanged(self.namespace, name, before)
@@ -59,7 +73,13 @@ def merge(changes: list[NamespaceChange]) -> NamespaceChange | None:
     if not changes:
         return None
     last = changes[-1]
-    merged = NamespaceChange(changes[0].namespace, "the run's kernel code", log=last.log, mark=last.mark)
+    merged = NamespaceChange(
+        changes[0].namespace,
+        "the run's kernel code",
+        log=last.log,
+        mark=last.mark,
+        compare_limit=last.compare_limit,
+    )
     for change in changes:
         for name, binding in change.bindings.items():
             if name not in merged.bindings:
@@ -67,6 +87,7 @@ def merge(changes: list[NamespaceChange]) -> NamespaceChange | None:
                 if name in change.not_restorable:
                     merged.not_restorable[name] = f"{change.not_restorable[name]} ({change.label})"
         merged.after.update(change.after)
+        merged.after_state.update(change.after_state)
         merged.changed |= change.changed
     return merged
 
@@ -76,11 +97,30 @@ def identity(namespace: MutableMapping[str, object], name: str) -> int | None:
 
 
 def touched_after(change: NamespaceChange) -> set[str]:
-    """Names the user's own executions after the run bound or may have changed in place."""
+    """Names the user's own executions after the run bound or may have changed in place (from their
+    code: only consulted for objects goat cannot digest)."""
     if change.log is None:
         return set()
     later = change.log.since(change.mark)
     return {name for record in later if not record.by_agent for name in record.names | record.mutated}
+
+
+def changed_after(change: NamespaceChange, name: str, touched: set[str]) -> str | None:
+    """Why `name` must be left as is (the user changed it after the run), or None when it may be
+    restored: rebound or deleted, or contents that no longer match the digest taken after the run."""
+    if identity(change.namespace, name) != change.after.get(name):
+        return "changed after the run by code you ran"
+    if name not in change.namespace:
+        return None
+    kept = change.after_state.get(name)
+    if kept is None:
+        if name not in touched:
+            return None
+        kind = type(change.namespace[name]).__name__
+        return f"code you ran after the run may have changed it (goat cannot compare a {kind}'s contents)"
+    if kept == SAME_OBJECT or digest(change.namespace[name], change.compare_limit) == kept:
+        return None
+    return "changed after the run by code you ran"
 
 
 @dataclass
@@ -95,9 +135,9 @@ def restore_namespace(change: NamespaceChange) -> NamespaceOutcome:
     outcome = NamespaceOutcome()
     touched = touched_after(change)
     for name, before in sorted(change.bindings.items()):
-        now = identity(change.namespace, name)
-        if now != change.after.get(name) or name in touched:
-            outcome.left.append(f"`{name}`: changed after the run by code you ran, left as is")
+        why = changed_after(change, name, touched)
+        if why is not None:
+            outcome.left.append(f"`{name}`: {why}, left as is")
         elif _unchanged(change.namespace, name, before):
             continue
         elif before.absent:

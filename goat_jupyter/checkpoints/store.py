@@ -37,6 +37,8 @@ NOT_UNDOABLE_WHY = {
     "anything else outside the kernel's variables stay",
     "KernelInspect": "files it wrote, network calls and anything outside the kernel's variables stay",
 }
+# Kernel code may have written files or called out; whether it did is unknown, so not a known loss.
+CAVEAT_TOOLS = frozenset({"RunCell", "KernelInspect"})
 DID_NOT_RUN = {"INVALID_INPUT", "INVALID_PATH", "PERMISSION_DENIED", "UNKNOWN_TOOL"}
 _log = logging.getLogger(__name__)
 
@@ -141,13 +143,15 @@ class Checkpoints:
                 run.changes.append(change)
         note = undo_note(pending)
         if note is not None:
-            run.not_undone.append(note)
+            (run.caveats if pending.tool in CAVEAT_TOOLS and not pending.unsaved else run.not_undone).append(
+                note
+            )
 
     async def revert(self, run: RunCheckpoint, service: NotebookService | None) -> RevertReport:
         """Undo the run's changes, newest first; never overwrite what changed after the run."""
         from goat_jupyter.checkpoints.revert import Reverter, describe
 
-        report = RevertReport(run, not_undone=list(run.not_undone))
+        report = RevertReport(run, not_undone=list(run.not_undone), caveats=list(run.caveats))
         reverter = Reverter(service, report)
         for change in reversed(run.changes):
             try:

@@ -1,8 +1,10 @@
 """Provider keys stored by the settings panel in `~/.goat/keys.json` (mode 0600, user only).
 
-The server extension puts them into its own environment, so kernels it starts afterwards inherit
-them; a running kernel takes them with `%goat config reload`. Values never leave this module
-except into an environment. The agent's tools cannot write this file: it lives under ~/.goat/,
+The server extension puts them into its own environment and into the launch environment of the
+kernels it runs, so kernels started or restarted afterwards have them; a running kernel follows the
+store at its next `%goat` command (a key removed in the panel leaves it, a new one arrives; a value set
+elsewhere wins until `%goat config reload`). Values never leave this module except into an
+environment. The agent's tools cannot write this file: it lives under ~/.goat/,
 which the permission engine protects."""
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "API_BASE", "BASE_URL", "API_VERSION"
 # Variables that change how programs run must never come from here, whatever their name.
 _FORBIDDEN_PREFIXES = ("LD_", "PYTHON", "GOAT_", "JUPYTER", "JPY_", "IPYTHON", "PATH", "HOME", "SHELL")
 
-# What this kernel last took from the store, so a key removed in the panel is removed on reload.
+# What this process took from the store (or got with the store's value from the process that started
+# it), so a key removed in the panel leaves this process too.
 _applied: dict[str, str] = {}
+_synced: tuple[object, ...] | None = None  # the store's stamp at the last `sync_keys`
 
 
 def goat_home() -> Path:
@@ -99,8 +103,47 @@ def apply_keys(
             del _applied[name]
     applied: list[str] = []
     for name, value in keys.items():
-        if override or name not in env or _applied.get(name) == env.get(name):
+        if override or env.get(name) in (None, value, _applied.get(name)):
             env[name] = value
             _applied[name] = value
             applied.append(name)
     return applied
+
+
+def store_stamp(path: Path) -> tuple[object, ...]:
+    """Changes whenever the store is written (it is replaced atomically: a new inode)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (str(path),)
+    return (str(path), info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+def sync_keys(environ: MutableMapping[str, str] | None = None, path: Path | None = None) -> None:
+    """Follow the store in this process (`apply_keys` without override); one stat when it is unchanged."""
+    global _synced
+    store = path or key_store_path()
+    stamp = store_stamp(store)
+    if stamp != _synced:
+        apply_keys(environ, override=False, path=store)
+        _synced = stamp
+
+
+def launch_env_changes(
+    before: Mapping[str, str], after: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(name -> value to set, name -> stored value that was removed) between two readings of the store."""
+    added = {name: value for name, value in after.items() if before.get(name) != value}
+    removed = {name: value for name, value in before.items() if name not in after}
+    return added, removed
+
+
+def update_launch_env(
+    env: MutableMapping[str, str], added: Mapping[str, str], removed: Mapping[str, str]
+) -> None:
+    """A kernel's launch environment (what a restart reuses) after a store change: a removed key leaves
+    it when it still holds the stored value; new and changed keys come in."""
+    for name, old in removed.items():
+        if env.get(name) == old:
+            del env[name]
+    env.update(added)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from goat_jupyter.config.keys import key_store_path, read_keys
+from goat_jupyter.config.keys import key_store_path, read_keys, store_stamp
 
 MIN_SECRET_CHARS = 9
 _SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|(?:^|_)(?:API_?KEY|KEY|TOKEN)(?:_|$)", re.IGNORECASE)
@@ -111,14 +111,6 @@ _NONE = Secrets()
 _cache: tuple[object, Secrets] = ((), _NONE)
 
 
-def _store_stamp(path: Path) -> tuple[object, ...]:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return (str(path),)
-    return (str(path), info.st_mtime_ns, info.st_size, info.st_ino)
-
-
 @functools.lru_cache(maxsize=8)
 def _store_path(goat_home: str | None, home: str | None) -> Path:
     """The key store's path for these variables (computing it costs more than the rest of a check)."""
@@ -134,7 +126,7 @@ def known_secrets(environ: Mapping[str, str] | None = None) -> Secrets:
         (k, env[k]) for k in [k for k in env if is_secret_name(k)] if len(env[k]) >= MIN_SECRET_CHARS
     )
     store = _store_path(os.environ.get("GOAT_HOME"), os.environ.get("HOME"))
-    fingerprint = (from_env, _store_stamp(store))
+    fingerprint = (from_env, store_stamp(store))
     if _cache[0] == fingerprint:
         return _cache[1]
     stored = {k: v for k, v in read_keys(store).items() if is_secret_name(k)}

@@ -82,11 +82,11 @@ def offer_revert(goat: GoatRuntime, run: RunCheckpoint, renderer: Renderer) -> N
 
 def revert_record(report: RevertReport, base: str) -> Bundle:
     """What the transcript keeps in place of the button once the run is reverted."""
-    first, *rest = relative(report.text(), base).splitlines()
+    rest = relative(report.text(), base).splitlines()[1:]
     return record_bundle(
         "↶",
         style.AMBER,
-        f"{first.rstrip(':')} by {who()}",
+        relative(report.headline(who()), base),
         details_html=f'<pre style="{style.PRE}">{escape(chr(10).join(rest))}</pre>',
         details_text="\n".join(rest),
         summary="what was reverted",

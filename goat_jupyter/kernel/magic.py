@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from goat_jupyter.config.keys import apply_keys
+from goat_jupyter.config.keys import sync_keys
 from goat_jupyter.kernel import commands
 from goat_jupyter.kernel.checkpoint_run import run_scope
 from goat_jupyter.kernel.commands.trust import check_folder_trust
@@ -109,8 +109,8 @@ def parse_cell_options(line: str) -> RunOptions:
 def runtime() -> GoatRuntime:
     """The kernel's goat, created on first use in the kernel's working directory."""
     global _runtime
+    sync_keys()  # the settings panel's key store, as it is now (a removed key leaves this kernel)
     if _runtime is None:
-        apply_keys(override=False)  # the settings panel's key store; environment variables win
         _runtime = GoatRuntime(Path.cwd())
         atexit.register(_runtime.shutdown)
     return _runtime

@@ -10,18 +10,17 @@ memory budget (`revert_memory_mb`) allows; anything else is listed as not restor
 from __future__ import annotations
 
 import ast
-import sys
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from goat_jupyter.checkpoints.namespace import Binding, NamespaceChange
+from goat_jupyter.checkpoints.state import IMMUTABLE, is_module_or_callable, object_size
 from goat_jupyter.checkpoints.store import Checkpoints
 from goat_jupyter.notebook.executions import ExecutionLog
 from goat_jupyter.tools.base import ToolContext
 
 _CONTAINERS: frozenset[type[object]] = frozenset({list, dict, set})
-IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), frozenset, range)
 _IGNORED = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 
 
@@ -81,17 +80,24 @@ def _public(name: str) -> bool:
 
 
 def keep_namespace(
-    namespace: MutableMapping[str, object], source: str, label: str, budget: int, log: ExecutionLog | None
+    namespace: MutableMapping[str, object],
+    source: str,
+    label: str,
+    budget: int,
+    log: ExecutionLog | None,
+    compare_limit: int | None = None,
 ) -> NamespaceChange:
-    """The before-image of the names `source` may change; copies stay within `budget` bytes."""
+    """The before-image of the names `source` may change; copies stay within `budget` bytes, and
+    objects up to `compare_limit` bytes (default: `budget`) get a digest of their state after it."""
     found = effects(source)
-    change = NamespaceChange(namespace, label, log=log)
+    limit = budget if compare_limit is None else compare_limit
+    change = NamespaceChange(namespace, label, log=log, compare_limit=limit)
     for name in sorted(found.rebinds | found.mutates):
         if name not in namespace:
             change.bindings[name] = Binding(absent=True)
             continue
         value: object = namespace[name]
-        if name not in found.mutates or isinstance(value, IMMUTABLE) or _is_module_or_callable(value):
+        if name not in found.mutates or isinstance(value, IMMUTABLE) or is_module_or_callable(value):
             change.bindings[name] = Binding(absent=False, value=namespace[name])
             continue
         _keep_copy(change, name, value, budget - change.copied_bytes)
@@ -117,50 +123,6 @@ def _keep_copy(change: NamespaceChange, name: str, value: object, budget: int) -
         return
     change.bindings[name] = Binding(absent=False, value=copy_object(value), copied=True)
     change.copied_bytes += size
-
-
-def object_size(value: object, limit: int) -> int | None:
-    """Bytes a copy takes (counting stops past `limit`), or None for a type goat cannot copy.
-
-    pandas copies share the Python objects of object columns, and builtin containers are copied with
-    their nested containers but share everything else: only the copied buffers count."""
-    module = type(value).__module__.split(".")[0]
-    kind = type(value).__name__
-    data: Any = value  # pandas and numpy are optional: duck-typed here
-    if module == "pandas" and kind in ("DataFrame", "Series"):
-        usage: Any = data.memory_usage(index=True, deep=False)
-        return int(usage.sum()) if kind == "DataFrame" else int(usage)
-    if module == "numpy" and kind == "ndarray":
-        return int(data.nbytes)
-    if isinstance(value, (list, dict, set)):
-        return _container_size(data, limit)
-    return None
-
-
-def _container_size(value: object, limit: int) -> int:
-    """The size of a builtin container and the containers nested in it, stopping once past `limit`."""
-    total, stack, seen = 0, [value], set[int]()
-    while stack and total <= limit:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        total += sys.getsizeof(item)
-        stack.extend(_nested(item))
-    return total
-
-
-def _nested(container: object) -> list[object]:
-    """The lists, dicts and sets directly inside a container (types gathered in C first: a list of a
-    million numbers costs a few ms)."""
-    items: list[object] = (
-        list(cast("dict[object, object]", container).values())
-        if type(container) is dict
-        else list(cast("list[object]", container))
-    )
-    if _CONTAINERS.isdisjoint(set(map(type, items))):
-        return []
-    return [item for item in items if type(item) in _CONTAINERS]
 
 
 def copy_object(value: object) -> object:
@@ -193,10 +155,6 @@ def _copy_containers(value: object, memo: dict[int, object]) -> object:
     return copied
 
 
-def _is_module_or_callable(value: object) -> bool:
-    return type(value).__name__ == "module" or callable(value)
-
-
 def keep_for_revert(
     namespace: MutableMapping[str, object], source: str, label: str, ctx: ToolContext
 ) -> NamespaceChange | None:
@@ -206,6 +164,6 @@ def keep_for_revert(
         return None
     budget_bytes = int(ctx.session.settings.revert_memory_mb * 1_000_000)
     budget = checkpoints.copy_budget_left(budget_bytes)
-    change = keep_namespace(namespace, source, label, budget, ctx.services.executions)
+    change = keep_namespace(namespace, source, label, budget, ctx.services.executions, budget_bytes)
     checkpoints.keep(change)
     return change

@@ -206,7 +206,7 @@ class RulePolicy:
         return ApprovalRequest(
             tool_name=tool.name,
             args=raw,
-            title=tool.title_for(args),
+            title=_numbered(tool.title_for(args), seen.cell),
             preview_kind=_PREVIEWS.get(tool.name, "arguments"),
             suggested_rule=", ".join(rules) or None,
             reason=decision.reason,
@@ -324,6 +324,13 @@ class StdinApprover:
             return await asyncio.to_thread(self.read_line, prompt)
         except EOFError:
             return at_end
+
+
+def _numbered(title: str, cell: CellFacts | None) -> str:
+    """`Run cell 3` rather than `Run cell 3f2a9c1e`: people count cells; ids are for the model."""
+    if cell is None or not cell.id:
+        return title
+    return title.replace(f"cell {cell.id}", cell.label.split(" (id ", 1)[0])
 
 
 @dataclass(frozen=True)

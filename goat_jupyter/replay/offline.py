@@ -18,16 +18,21 @@ PROVIDER_KEYS = (
 
 
 def has_provider_key() -> bool:
-    """A real provider key; the placeholder a replay server sets (on a rerun) does not count."""
+    """A real provider key; the placeholder a replay server sets (on a rerun) does not count. The
+    settings panel's key store is followed first (a key removed there is gone from this kernel)."""
+    from goat_jupyter.config.keys import sync_keys
     from goat_jupyter.replay import REPLAY_API_KEY
 
+    sync_keys()
     return any(os.environ.get(key) not in (None, "", REPLAY_API_KEY) for key in PROVIDER_KEYS)
 
 
 def replay_unless_key(cassette: str | Path) -> str:
     """Start the replay server for `cassette` when no provider key is set; say which mode is on."""
     if has_provider_key():
-        return f"Using the real model {os.environ.get('GOAT_MODEL', '(default)')}."
+        from goat_jupyter.settings import load_settings
+
+        return f"Using the real model {load_settings(Path.cwd()).model} (a provider key is set)."
     from goat_jupyter.replay import REPLAY_MODEL, start_replay
 
     server = start_replay(cassette)

@@ -41,6 +41,7 @@ differs; replay then stops at that step (`Departure`; the kernel puts it into wo
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import threading
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from goat_jupyter.replay.player import PickedTurn
 from goat_jupyter.text import loads_json
 
 RECORDING_MIME = "application/vnd.goat.recording+json"
+_QUIET = "font-size:var(--jp-ui-font-size0,11px);color:var(--jp-ui-font-color3,#757575)"
 RECORDING_VERSION = 1
 MAX_RECORDING_BYTES = 256_000
 DIGEST_CHARS = 16
@@ -101,8 +103,8 @@ class Recording(_Lenient):
         calls = sum(len(turn.tool_calls) for turn in self.turns)
         turns = len(self.turns)
         return (
-            f"goat: recorded session ({self.model or 'model'}, {turns} turn{'' if turns == 1 else 's'}, "
-            f"{calls} tool call{'' if calls == 1 else 's'})"
+            f"Kept for replay: {self.model or 'model'}, {turns} turn{'' if turns == 1 else 's'}, "
+            f"{calls} tool call{'' if calls == 1 else 's'}"
         )
 
 
@@ -128,7 +130,9 @@ def recording_bundle(
     if len(json.dumps(data, ensure_ascii=False).encode()) > MAX_RECORDING_BYTES:
         return None
     goat: dict[str, Any] = {"transcript": ""} | ({"replayed": True} if replayed else {})
-    return {RECORDING_MIME: data, "text/plain": recording.summary()}, {"goat": goat}
+    quiet = f'<div style="{_QUIET}">{html.escape(recording.summary())}</div>'  # not a monospace line
+    shown = {RECORDING_MIME: data, "text/html": quiet, "text/plain": recording.summary()}
+    return shown, {"goat": goat}
 
 
 @dataclass(frozen=True)

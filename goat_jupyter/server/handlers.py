@@ -16,8 +16,9 @@ from tornado import web
 
 import goat_jupyter.server.trust_view as trust_view
 import goat_jupyter.server.user_settings as user_settings
-from goat_jupyter.config.keys import apply_keys, key_store_path, read_keys, update_keys
+from goat_jupyter.config.keys import apply_keys, key_store_path, launch_env_changes, read_keys, update_keys
 from goat_jupyter.server.catalogue import catalogue
+from goat_jupyter.server.kernel_launch import refresh_launch_envs
 from goat_jupyter.server.mcp_check import check_connection
 
 AUTH_RESOURCE = "goat"
@@ -136,7 +137,8 @@ class KeysHandler(GoatHandler):
     @web.authenticated
     @authorized
     def put(self) -> None:
-        """`{"set": {"NAME": "value"}, "remove": ["NAME"]}`: kernels started afterwards see them."""
+        """`{"set": {"NAME": "value"}, "remove": ["NAME"]}`: kernels started or restarted afterwards
+        see the store as it is; running ones at their next `%goat` command."""
         body = self.body()
         to_set = body.get("set", {})
         to_remove = body.get("remove", [])
@@ -148,12 +150,14 @@ class KeysHandler(GoatHandler):
                 self.reply({"errors": [{"field": name, "message": "A key's value is a string."}]}, 400)
                 return
             changes[name] = value
+        before = read_keys()
         try:
-            update_keys(changes)
+            after = update_keys(changes)
         except ValueError as exc:
             self.reply({"errors": [{"field": "keys", "message": str(exc)}]}, 400)
             return
         apply_keys(override=True)  # this server's environment, inherited by kernels it starts
+        refresh_launch_envs(self.kernel_manager, *launch_env_changes(before, after))
         self.reply(key_listing())
 
 

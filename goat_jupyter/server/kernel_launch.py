@@ -11,8 +11,10 @@ neighbours.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from goat_jupyter.config.keys import update_launch_env
 
 SAFE_LAUNCH = (
     "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
@@ -54,3 +56,16 @@ def harden_kernel_specs(manager: Any) -> None:
 
     get_kernel_spec.goat_safe_launch = True  # pyright: ignore[reportFunctionMemberAccess]
     manager.get_kernel_spec = get_kernel_spec
+
+
+def refresh_launch_envs(kernels: Any, added: Mapping[str, str], removed: Mapping[str, str]) -> int:
+    """Running kernels' launch environments after a key store change, so Kernel → Restart brings the
+    store as it is now (jupyter_client reuses the environment of the first start). Returns how many."""
+    count = 0
+    for kernel_id in list(kernels.list_kernel_ids()):
+        launch: object = getattr(kernels.get_kernel(kernel_id), "_launch_args", None)
+        env = cast("dict[str, object]", launch).get("env") if isinstance(launch, dict) else None
+        if isinstance(env, dict):
+            update_launch_env(cast("dict[str, str]", env), added, removed)
+            count += 1
+    return count

@@ -161,7 +161,7 @@ def _model_problems(update: Mapping[str, Any]) -> Iterator[Problem]:
         if value in (None, ""):
             continue  # empty: the default model (the key is removed from the file)
         if not isinstance(value, str) or not value.strip() or len(value) > 200:
-            yield {"field": key, "message": "A litellm model name, e.g. gpt-4o-mini."}
+            yield {"field": key, "message": "A model name, e.g. gpt-4o-mini or anthropic/claude-sonnet-4-5."}
         elif any(ch.isspace() for ch in value.strip()):
             yield {"field": key, "message": "A model name has no spaces."}
 

@@ -77,7 +77,9 @@ class Notice:
     text: str
     level: str = "info"  # info | warning | error
     agent_id: str | None = None
-    transient: bool = False  # true only while it happens ("Loading litellm…"): text transcripts leave it out
+    transient: bool = (
+        False  # true only while it happens ("Starting the model client…"): text transcripts leave it out
+    )
 
 
 @dataclass
@@ -93,7 +95,7 @@ class RunFinished:
 
 @dataclass
 class Activity:
-    """What the run waits on now ("Loading litellm"), for the live status line; not kept in the transcript."""
+    """What the run waits on now ("Starting the model client"), for the live status line; not kept in the transcript."""
 
     label: str
     agent_id: str | None = None

@@ -30,3 +30,8 @@ class ToolOutput:
     @property
     def error_code(self) -> str | None:
         return self.metadata.get("error_code")
+
+    @property
+    def declined(self) -> bool:
+        """A refusal by design (errors.DeclinedError): information for the user, not a failure."""
+        return self.metadata.get("declined") is True

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.errors import (
+    DeclinedError,
     GoatError,
     InvalidInputError,
     PermissionDeniedError,
@@ -57,6 +58,8 @@ def error_output(exc: GoatError, *, title: str = "") -> ToolOutput:
     if exc.output:
         text += f"\n{exc.output}"
     output = ToolOutput(text, is_error=True, title=title, metadata={"error_code": exc.code})
+    if isinstance(exc, DeclinedError):
+        output.metadata["declined"] = True
     if isinstance(exc, UserDeniedError):  # one record per decision: the approval's, in the user's words
         output.metadata["denied_by"] = "user"
         output.summary, output.display = "denied by the user", ""

@@ -72,11 +72,16 @@ PREVIEW_LABEL = {
 }
 
 
+def subject(request: ApprovalRequest) -> str:
+    """The call in one phrase, its tool named once: `Edit analysis.py`, `Bash: ls -la`."""
+    if request.title.split(" ", 1)[0] == request.tool_name:
+        return request.title
+    return f"{request.tool_name}: {request.title}"
+
+
 def answer_record(request: ApprovalRequest, answer: ApprovalAnswer, preview: Preview | None = None) -> Bundle:
     """What was decided, by whom, about which call, with what it was decided on kept below."""
-    subject = (
-        f"{request.tool_name}: {request.title}" if request.title != request.tool_name else request.tool_name
-    )
+    called = subject(request)
     shown = preview or Preview("", "")
     details = {
         "details_html": shown.html,
@@ -85,13 +90,13 @@ def answer_record(request: ApprovalRequest, answer: ApprovalAnswer, preview: Pre
     }
     if answer.choice == "deny":
         feedback = f" — feedback: {cleaner()(answer.feedback)}" if answer.feedback else ""
-        return record_bundle("✗", style.RED, f"Denied by {who()}: {subject}{feedback}", **details)
+        return record_bundle("✗", style.RED, f"Denied by {who()}: {called}{feedback}", **details)
     if answer.updated_input is not None:
         edited = cleaner()(json.dumps(answer.updated_input, ensure_ascii=False, indent=2))
         return record_bundle(
             "✎",
             style.GREEN,
-            f"Allowed once with edited arguments by {who()}: {subject}",
+            f"Allowed once with edited arguments by {who()}: {called}",
             details_html=f'<pre style="{style.PRE}">{escape(edited)}</pre>',
             details_text=edited,
             summary="edited arguments",
@@ -102,11 +107,11 @@ def answer_record(request: ApprovalRequest, answer: ApprovalAnswer, preview: Pre
         "allow_session": f"Allowed for this session ({rule})",
         "always_allow": f"Always allowed ({rule} saved to .goat/settings.json)",
     }[answer.choice]
-    return record_bundle("✓", style.GREEN, f"{outcome} by {who()}: {subject}", **details)
+    return record_bundle("✓", style.GREEN, f"{outcome} by {who()}: {called}", **details)
 
 
 def cancelled_record(request: ApprovalRequest) -> Bundle:
-    return record_bundle("⊘", style.AMBER, f"Approval cancelled (cell interrupted): {request.title}")
+    return record_bundle("⊘", style.AMBER, f"Approval cancelled (cell interrupted): {subject(request)}")
 
 
 class ApprovalPrompt:
@@ -115,6 +120,7 @@ class ApprovalPrompt:
     def __init__(self, request: ApprovalRequest, preview: str, fallback: str = "") -> None:
         w = ipywidgets()
         self.request = request
+        self.title_shown_below = escape(request.title) in preview  # a command the preview shows
         self.answer: Answer[ApprovalAnswer] = Answer()
         self.buttons = {choice: self._choice_button(choice) for choice in self._choices()}
         self.feedback = w.Text(
@@ -189,9 +195,10 @@ class ApprovalPrompt:
         reason = (
             f'<div style="{style.NOTE}">{escape(self.request.reason)}</div>' if self.request.reason else ""
         )
+        title = "" if self.title_shown_below else f": {escape(self.request.title)}"
         return (
             f'<div style="border-left:4px solid {color};padding-left:6px">'
-            f"<b>⚠ {escape(self.request.tool_name)}</b> wants permission: {escape(self.request.title)}"
+            f"<b>⚠ {escape(self.request.tool_name)}</b> wants permission{title}"
             f"{reason}</div>"
         )
 
@@ -247,7 +254,7 @@ async def ask_approval(
     prompt = ApprovalPrompt(
         request, preview.html + relative(arguments_block(request.args), str(cwd)), preview.html
     )
-    waiting = f"goat asks permission for {request.tool_name}: {request.title}"
+    waiting = f"goat asks permission for {subject(request)}"
     try:
         return await show_until_answered(
             show,

@@ -26,6 +26,7 @@ from goat_jupyter.tools.events import (
     ToolStarted,
     TurnUsage,
 )
+from goat_jupyter.ui import style
 from goat_jupyter.ui.html import (
     CardView,
     card_html,
@@ -468,7 +469,7 @@ class CellRenderer:
         block = self._cards.get(event.call_id) or self._start_card(event.call_id, event.name, "", {})
         card = block.card
         card.output = event.output
-        card.status = "error" if event.output.is_error else "ok"
+        card.status = style.finished_status(event.output.is_error, event.output.declined)
         card.elapsed_s = event.elapsed_s
         card.waited_s = event.waited_s
         card.title = event.output.title or card.title

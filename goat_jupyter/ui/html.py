@@ -151,7 +151,7 @@ def result_html(name: str, args: dict[str, Any], output: ToolOutput, base: str =
     The card itself is folded, so what is inside shows in full (up to the tool's own bound)."""
     text = relative(output.content if output.display is None else output.display, base)
     if output.is_error:
-        return pre_html(text, error=True)
+        return pre_html(text, error=not output.declined)
     diff = output.metadata.get("diff")
     if isinstance(diff, str) and diff.strip():
         return diff_html(relative(diff, base))

@@ -15,6 +15,7 @@ from goat_jupyter.tools.events import (
     ToolStarted,
     TurnUsage,
 )
+from goat_jupyter.ui import style
 from goat_jupyter.ui.style import CardStatus
 from goat_jupyter.ui.summary import relative, result_summary
 from goat_jupyter.ui.text import call_line, compact_input, first_line
@@ -82,7 +83,7 @@ def apply_nested(transcript: AgentTranscript, event: NestedEvent) -> bool:
                 entry = NestedEntry("tool", event.name)
                 transcript.tool_calls += 1
                 _append(transcript, entry)
-            entry.status = "error" if event.output.is_error else "ok"
+            entry.status = style.finished_status(event.output.is_error, event.output.declined)
             entry.elapsed_s = event.elapsed_s
             entry.summary = relative(
                 result_summary(entry.name or event.name, {}, event.output), transcript.base

@@ -141,7 +141,7 @@ class PlainRenderer:
             self._open_calls[event.call_id] = (event.name, event.args)
         elif isinstance(event, ToolFinished):
             name, args = self._open_calls.pop(event.call_id, (event.name, {}))
-            glyph = style.STATUS_GLYPH["error" if event.output.is_error else "ok"]
+            glyph = style.STATUS_GLYPH[style.finished_status(event.output.is_error, event.output.declined)]
             line = f"{call_line(name, args)} {glyph} {format_seconds(event.elapsed_s)}"
             if event.output.is_error:
                 line += f"  {event.output.summary or first_line(event.output.content, 160)}"

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-CardStatus = Literal["running", "ok", "error", "stopped"]
+CardStatus = Literal["running", "ok", "error", "stopped", "declined"]
 NoticeLevel = Literal["info", "warning", "error"]
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-STATUS_GLYPH: dict[CardStatus, str] = {"running": "⠋", "ok": "✓", "error": "✗", "stopped": "⊘"}
+STATUS_GLYPH: dict[CardStatus, str] = {
+    "running": "⠋",
+    "ok": "✓",
+    "error": "✗",
+    "stopped": "⊘",
+    "declined": "ℹ",
+}
 
 TEXT = "var(--jp-content-font-color1,#1f2328)"
 
@@ -36,7 +42,13 @@ AMBER = readable("--jp-warn-color1", "#9a6700")
 BLUE = readable("--jp-brand-color1", "#0969da")
 GREY = "var(--jp-content-font-color2,#59636e)"
 BORDER = "var(--jp-border-color2,rgba(128,128,128,0.35))"
-STATUS_COLOR: dict[CardStatus, str] = {"running": BLUE, "ok": GREEN, "error": RED, "stopped": AMBER}
+STATUS_COLOR: dict[CardStatus, str] = {
+    "running": BLUE,
+    "ok": GREEN,
+    "error": RED,
+    "stopped": AMBER,
+    "declined": GREY,
+}
 NOTICE_COLOR: dict[NoticeLevel, str] = {"info": GREY, "warning": AMBER, "error": RED}
 NOTICE_GLYPH: dict[NoticeLevel, str] = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 
@@ -73,3 +85,10 @@ STATUS_LINE = "color:" + GREY + ";font-size:0.85em;margin:4px 0"
 NESTED = "margin:4px 0 2px 0.5em;border-left:2px solid " + BORDER + ";padding-left:8px"
 NESTED_TEXT = "white-space:pre-wrap;margin:2px 0"
 RECORD = "border-left:3px solid {color};padding-left:6px;margin:2px 0;font-size:0.85em;overflow-wrap:anywhere"
+
+
+def finished_status(is_error: bool, declined: bool) -> CardStatus:
+    """How a finished call shows: a refusal by design is information, not a red failure."""
+    if declined:
+        return "declined"
+    return "error" if is_error else "ok"

@@ -233,7 +233,7 @@ def result_lines(
     name: str, output: ToolOutput, elapsed_s: float | None, max_lines: int = RESULT_LINES, summary: str = ""
 ) -> list[str]:
     """`  └ ✓ 0.12s · 49 lines`, then up to `max_lines` lines of the result and a `… +N lines` note."""
-    status: CardStatus = "error" if output.is_error else "ok"
+    status: CardStatus = style.finished_status(output.is_error, output.declined)
     todos = parse_todos(output.metadata.get("todos")) if name == "TodoWrite" and not output.is_error else []
     text = output.content if output.display is None else output.display
     body = todo_lines(todos) if todos else [shorten(line, 200) for line in text.splitlines()]

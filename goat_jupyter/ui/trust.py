@@ -30,11 +30,17 @@ TRUST_LABEL = "Trust this folder"
 DONT_TRUST_LABEL = "Don't trust"
 
 
+def folder_name(workspace: Path) -> str:
+    """The folder as the person running the notebook knows it: its name (the full path on hover)."""
+    return workspace.name or str(workspace)
+
+
 def items_html(workspace: Path, items: list[Item]) -> str:
     rows = "".join(f"<li><code>{escape(line)}</code></li>" for line in item_lines(items))
+    folder = f'<code title="{escape(str(workspace))}">{escape(folder_name(workspace))}</code>'
     return (
         f'<div style="border-left:4px solid {style.AMBER};padding-left:6px">'
-        f"<b>⚠ Trust this folder?</b> {escape(str(workspace))} has project settings that would let "
+        f"<b>⚠ Trust this folder?</b> This notebook's folder, {folder}, has project settings that would let "
         f"goat do more than your own settings allow:<ul>{rows}</ul></div>"
     )
 
@@ -93,7 +99,7 @@ def trust_record(items: list[Item]) -> Callable[[TrustOutcome], Bundle]:
 async def ask_trust(workspace: Path, items: list[Item], show: Show, approve: Approve) -> TrustOutcome:
     """Show the question and wait for a button (no timeout; the stop button cancels it)."""
     prompt = TrustPrompt(workspace, items, approve)
-    waiting = f"goat asks whether to trust the project settings of {workspace}"
+    waiting = f"goat asks whether to trust the project settings of this folder ({folder_name(workspace)})"
     cancelled = record_bundle("⊘", style.AMBER, "Folder trust question cancelled (cell interrupted)")
     return await show_until_answered(
         show,

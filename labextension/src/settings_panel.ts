@@ -1,5 +1,5 @@
 /**
- * The "goat" settings panel: model picker (litellm's catalogue, which provider keys are set),
+ * The "goat" settings panel: model picker (the known models, which provider keys are set),
  * permission mode, allow/ask/deny rules (validated by the server with goat's rule parser),
  * provider keys (write-only), MCP servers with "Test connection", autoload, and folder trust.
  * Everything goes through the goat_jupyter.server endpoints under /goat/.
@@ -57,6 +57,12 @@ interface IManagedField {
 }
 
 const OVERRIDABLE = ['model', 'small_model', 'permission_mode'];
+/** What the hint under the model says of a name the model list does not hold, by the list's state. */
+const MODEL_LIST_HINT = {
+  loading: 'Loading the model list…',
+  loaded: 'Not in the model list (any provider/model name works, e.g. anthropic/claude-sonnet-4-5).',
+  failed: 'The model list could not be loaded; any provider/model name works.'
+};
 
 interface IProvider {
   provider: string;
@@ -110,6 +116,8 @@ export class GoatSettingsPanel extends Widget {
     ])
   );
   private catalogue: ICatalogue = { models: [], providers: [] };
+  /** Until the model list has arrived nothing can be said about a name ("loading", then "loaded" or "failed"). */
+  private catalogueState: 'loading' | 'loaded' | 'failed' = 'loading';
   private trust = new TrustSection();
   private tested = new Map<string, { ok: boolean; error?: string; config: string }>();
 
@@ -215,10 +223,14 @@ export class GoatSettingsPanel extends Widget {
     await this.loadCatalogue();
   }
 
-  /** litellm's models and which provider keys are present (after a key change too). */
+  /** The known models and which provider keys are present (after a key change too). */
   private async loadCatalogue(): Promise<void> {
+    this.showKeyStatus();
     const catalogue = await call<ICatalogue>('models');
-    if (catalogue.ok) {
+    this.catalogueState = catalogue.ok ? 'loaded' : 'failed';
+    if (!catalogue.ok) {
+      this.showKeyStatus();
+    } else {
       this.catalogue = catalogue.body;
       this.models.replaceChildren(
         ...catalogue.body.models.map(m => element('option', { value: m.id }, m.provider))
@@ -281,7 +293,7 @@ export class GoatSettingsPanel extends Widget {
     const provider = model ?? this.catalogue.models.find(m => id.startsWith(`${m.provider}/`));
     const info = this.catalogue.providers.find(p => p.provider === provider?.provider);
     if (!info) {
-      this.keyStatus.textContent = id ? 'Not in litellm\'s catalogue (any litellm model name works).' : '';
+      this.keyStatus.textContent = id ? MODEL_LIST_HINT[this.catalogueState] : '';
     } else if (info.key_present) {
       this.keyStatus.textContent = `${info.provider}: key present`;
     } else {

@@ -144,3 +144,51 @@ def test_the_cell_shows_the_sentence_and_folds_the_providers_text() -> None:
     bundle = failure_bundle(sentence, full)
     assert bundle["text/plain"].startswith("✗ No API key for gpt-4o-mini: set OPENAI_API_KEY")
     assert "<details>" not in bundle["text/html"], "nothing more to unfold for a key check"
+
+
+QUICK_MODELS = [
+    "gpt-4o-mini",
+    "gpt-5",
+    "o3-mini",
+    "o1",
+    "openai/replay",
+    "openai/gpt-4o",
+    "anthropic/claude-sonnet-4-5",
+    "gemini/gemini-1.5-pro",
+    "mistral/mistral-large-latest",
+    "groq/llama3-8b-8192",
+    "openrouter/meta/llama-3",
+    "deepseek/deepseek-chat",
+    "claude-3-5-sonnet-20241022",  # bare names of other families: only litellm can tell
+    "chatgpt-4o-latest",
+    "ollama/llama3",
+    "azure/gpt-4o",
+    "bedrock/anthropic.claude-v2",
+    "Openai/gpt-4o",
+    "",
+]
+
+
+@pytest.mark.parametrize("model", QUICK_MODELS)
+@pytest.mark.parametrize("keys", [(), ("OPENAI_API_KEY",), ("GOOGLE_API_KEY",), KEY_VARIABLES])
+def test_the_check_without_litellm_agrees_with_litellm(
+    model: str, keys: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 point 9: the quick check (no litellm import) never says more, or other, than litellm."""
+    from goat_jupyter.agent.litellm_loader import _import_litellm  # pyright: ignore[reportPrivateUsage]
+    from goat_jupyter.agent.provider_errors import missing_key_variables, quick_missing_keys
+
+    for name in keys:
+        monkeypatch.setenv(name, "sk-test-value")
+    quick = quick_missing_keys(model, {})
+    if quick is not None:
+        assert sorted(quick) == sorted(missing_key_variables(_import_litellm(), model, {}))
+    assert quick_missing_keys(model, {"api_key": "local"}) in ([], None)
+
+
+def test_an_empty_variable_is_not_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from goat_jupyter.agent.provider_errors import quick_missing_keys
+
+    monkeypatch.setenv("OPENAI_API_KEY", "")
+    assert quick_missing_keys("gpt-4o-mini", {}) == ["OPENAI_API_KEY"]
+    assert quick_missing_keys("gpt-4o-mini", {}, {"OPENAI_API_KEY": "sk-x"}) == []

@@ -144,3 +144,14 @@ async def test_unpriced_model_says_cost_unknown_and_token_budget_stops_it(tmp_pa
     assert any("cost of openai/replay is unknown" in t for t in texts)
     assert result.stop_reason == "budget"
     assert any("max_tokens_per_run" in t for t in texts if t.startswith("Stopped at the budget"))
+
+
+async def test_an_unpriced_model_is_named_once_per_session_not_in_every_cell(tmp_path: Path) -> None:
+    """Issue 33 point 13: with a cost budget, the 'cost unknown' warning comes with the first run only."""
+    with ReplayServer([text_turn("one"), text_turn("two"), text_turn("three")]) as server:
+        rig = make_agent(tmp_path, server.url)
+        rig.session.settings = rig.session.settings.model_copy(update={"max_cost_per_run": 1.0})
+        for prompt in ("first", "second", "third"):
+            await rig.agent.run(prompt)
+    said = [n.text for n in rig.of_type(Notice) if "is unknown" in n.text]
+    assert len(said) == 1 and "cost of openai/replay is unknown" in said[0]

@@ -297,6 +297,8 @@ async def test_goat_undo_reverts_the_last_run_and_names_what_it_could_not(
     record = undo.text("text/plain")
     assert "restored deleted cell" in record and "Could not be undone:" in record
     assert "echo hi > shell.txt" in record and (workspace / "shell.txt").exists()
-    assert "Reverted %%goat run" in undo.text("text/html")
+    # The Bash command's effects stay: the headline says the revert was partial, and why.
+    assert "Partly reverted %%goat run" in undo.text("text/html")
+    assert "by the user; 1 could not be undone" in undo.text("text/html")
     again = await kernel.execute("%goat undo", timeout=60)
     assert "Nothing to undo" in again.stdout

@@ -153,3 +153,142 @@ def test_object_sizes() -> None:
     assert object_size(pd.Series([1.0] * 10), MB) >= 80  # type: ignore[operator]
     assert object_size(object(), MB) is None
     assert object_size(list(range(1_000_000)), 1000) <= 1000 + 8 * 1_000_000  # type: ignore[operator]
+
+
+def _user_ran(log: ExecutionLog, namespace: dict[str, object], source: str) -> None:
+    """A cell of the user's, logged as the kernel logs it (names from its AST, as executions.py does)."""
+    found = effects(source)
+    exec(source, {}, namespace)
+    log.add(
+        Execution("u", 9, source_hash(source), frozenset(found.rebinds), mutated=frozenset(found.mutates))
+    )
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        "print(total, sales['revenue'].sum())",
+        "sales.describe()",
+        "sales.sort_values('revenue')",
+        "sales['revenue'].tolist()",
+        "sales.head().copy()",
+        "sales.to_dict()",
+        "len(items), items.count(1), items.copy()",
+        "arr.sum(), arr.copy().fill(0)",
+    ],
+)
+def test_a_read_after_the_run_is_not_a_change(read: str) -> None:
+    """Issue 33 point 5: calls on an object that change nothing leave it revertible."""
+    log = ExecutionLog()
+    sales = pd.DataFrame({"revenue": [1.0, 2.0]})
+    namespace: dict[str, object] = {"sales": sales, "total": 0, "items": [1], "arr": np.arange(3)}
+    change = run(
+        namespace,
+        "sales['revenue'] = sales['revenue'] * 2\ntotal = 6\nitems.append(2)\narr[0] = 9",
+        log=log,
+    )
+    _user_ran(log, namespace, read)
+    outcome = restore_namespace(merge([change]))  # type: ignore[list-item]
+    assert outcome.left == []
+    assert namespace["sales"]["revenue"].tolist() == [1.0, 2.0]  # type: ignore[index]
+    assert namespace["total"] == 0 and namespace["items"] == [1]
+    assert namespace["arr"].tolist() == [0, 1, 2]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        "sales.loc[0, 'revenue'] = 99",
+        "sales['new'] = 1",
+        "sales.rename(columns={'revenue': 'r'}, inplace=True)",
+        "sales.index = [5, 6]",
+        "frame = sales\nframe.iloc[1, 0] = -1",  # through another name
+        "def grow(f):\n    f.insert(0, 'x', 1)\ngrow(sales)",  # through a function
+        "exec(\"sales['revenue'] += 1\")",  # code the AST cannot see
+        "sales.attrs['note'] = 1\nsales.drop(index=[0], inplace=True)",
+    ],
+)
+def test_a_real_change_after_the_run_is_left_and_named(write: str) -> None:
+    log = ExecutionLog()
+    namespace: dict[str, object] = {"sales": pd.DataFrame({"revenue": [1.0, 2.0]})}
+    change = run(namespace, "sales['revenue'] = sales['revenue'] * 2", log=log)
+    _user_ran(log, namespace, write)
+    kept = namespace["sales"]
+    outcome = restore_namespace(merge([change]))  # type: ignore[list-item]
+    assert namespace["sales"] is kept, "the user's change stays"
+    assert outcome.left == ["`sales`: changed after the run by code you ran, left as is"]
+
+
+def test_an_object_the_run_bound_and_the_user_changed_in_place_is_left() -> None:
+    log = ExecutionLog()
+    namespace: dict[str, object] = {"rows": [1]}
+    change = run(namespace, "rows = [1, 2]", log=log)
+    alias = namespace["rows"]
+    alias.append(3)  # type: ignore[union-attr]  # by another name, which no log would connect to `rows`
+    outcome = restore_namespace(merge([change]))  # type: ignore[list-item]
+    assert namespace["rows"] == [1, 2, 3] and outcome.left
+
+
+def test_objects_goat_cannot_compare_fall_back_to_what_the_users_code_named() -> None:
+    class Model:
+        def __init__(self) -> None:
+            self.fitted = False
+
+    log = ExecutionLog()
+    old, namespace = Model(), dict[str, object]()
+    namespace["model"] = old
+    change = run(namespace, "model = type(model)()", log=log)
+    _user_ran(log, namespace, "model.fitted = True")
+    outcome = restore_namespace(merge([change]))  # type: ignore[list-item]
+    assert namespace["model"] is not old
+    assert outcome.left == [
+        "`model`: code you ran after the run may have changed it (goat cannot compare a Model's contents), "
+        "left as is"
+    ]
+    untouched = run(namespace, "model = type(model)()", log=log)
+    restore_namespace(merge([untouched]))  # type: ignore[list-item]
+    assert namespace["model"].fitted is True, "never touched after the run: the old binding is back"  # type: ignore[union-attr]
+
+
+def test_objects_over_the_compare_limit_are_not_digested() -> None:
+    namespace: dict[str, object] = {"big": np.zeros(1000)}
+    change = keep_namespace(namespace, "big[0] = 1", "RunCell", MB, None, compare_limit=100)
+    exec("big[0] = 1", {}, namespace)
+    change.settle()
+    assert change.after_state == {"big": None}
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+        max_leaves=20,
+    )
+)
+def test_digest_tells_equal_contents_from_changed_ones(value: object) -> None:
+    import copy
+
+    from goat_jupyter.checkpoints.state import digest
+
+    holder = [value]
+    before = digest(holder, MB)
+    assert before is not None and digest(copy.deepcopy(holder), MB) == before
+    holder.append(0)
+    assert digest(holder, MB) != before
+
+
+def test_the_headline_says_when_a_revert_was_partial() -> None:
+    from goat_jupyter.checkpoints.changes import RevertReport
+
+    full = RevertReport(RunCheckpoint(2, "double revenue"), done=["restored `sales`"])
+    assert full.headline("ann") == "Reverted %%goat run 2 (double revenue) by ann"
+    caveat = RevertReport(RunCheckpoint(2, "x"), done=["restored `sales`"], caveats=["RunCell cell 1 (...)"])
+    assert not caveat.partial, "what kernel code may have done besides is not a known loss"
+    partial = RevertReport(
+        RunCheckpoint(2, "double revenue"), skipped=["`w`: changed after the run"], not_undone=["Bash: rm x"]
+    )
+    assert (
+        partial.headline()
+        == "Partly reverted %%goat run 2 (double revenue); 1 left as is, 1 could not be undone"
+    )
+    assert partial.text().startswith(partial.headline() + ":\n")

@@ -115,3 +115,37 @@ def test_a_broken_store_reads_as_empty(tmp_path: Path) -> None:
     for content in ("", "[1]", '{"PATH": "/evil", "OPENAI_API_KEY": 5}'):
         path.write_text(content)
         assert read_keys(path) == {}
+
+
+def test_a_kernel_follows_the_store_it_inherited_its_keys_from(tmp_path: Path) -> None:
+    """Issue 33 point 10: a kernel that got a stored key through its launch environment drops it when
+    the key is removed in the panel; a value set elsewhere (another value) stays."""
+    from goat_jupyter.config.keys import sync_keys
+
+    path = tmp_path / "keys.json"
+    write_keys({"OPENAI_API_KEY": "stored-key", "GROQ_API_KEY": "stored-groq"}, path)
+    env = {"OPENAI_API_KEY": "stored-key", "GROQ_API_KEY": "exported-in-the-shell"}  # as inherited
+    sync_keys(env, path)
+    assert env == {"OPENAI_API_KEY": "stored-key", "GROQ_API_KEY": "exported-in-the-shell"}
+    update_keys({"OPENAI_API_KEY": None, "GROQ_API_KEY": None, "MISTRAL_API_KEY": "new-mistral"}, path)
+    sync_keys(env, path)
+    assert env == {"GROQ_API_KEY": "exported-in-the-shell", "MISTRAL_API_KEY": "new-mistral"}
+    env["MISTRAL_API_KEY"] = "set-in-a-cell"
+    sync_keys(env, path)  # the store did not change: nothing to do (one stat)
+    assert env["MISTRAL_API_KEY"] == "set-in-a-cell"
+
+
+@pytest.mark.parametrize(
+    ("launch", "expected"),
+    [
+        ({"OPENAI_API_KEY": "old", "PATH": "/bin"}, {"PATH": "/bin", "GROQ_API_KEY": "g"}),
+        ({"OPENAI_API_KEY": "from-the-shell"}, {"OPENAI_API_KEY": "from-the-shell", "GROQ_API_KEY": "g"}),
+        ({}, {"GROQ_API_KEY": "g"}),
+    ],
+)
+def test_a_restart_gets_the_store_as_it_is_now(launch: dict[str, str], expected: dict[str, str]) -> None:
+    from goat_jupyter.config.keys import launch_env_changes, update_launch_env
+
+    added, removed = launch_env_changes({"OPENAI_API_KEY": "old"}, {"GROQ_API_KEY": "g"})
+    update_launch_env(launch, added, removed)
+    assert launch == expected

@@ -68,13 +68,13 @@ async def test_goat_cell_uses_tools_streams_text_and_continues(
     assert (tmp_path / "hello.txt").read_text() == "hi from goat\n"
     shown = first.text("text/plain") + first.text("text/markdown")
     assert "I wrote **hello.txt** and read it back." in shown
-    # Sent right after %load_ext, while litellm (seconds to import) is still loading in the background:
+    # Sent right after %load_ext, while the model library (seconds to import) is still loading in the background:
     # the live status line says so, from the cell's first output on, and is gone from the saved output.
     outputs = first.of_type("display_data", "update_display_data")
     published = [str(m["content"]["data"].get("text/plain", "")) for m in outputs]
-    assert any("Loading litellm" in text for text in published)
+    assert any("Starting the model client" in text for text in published)
     assert "Stop to interrupt" in published[0], "the first thing the cell shows is the live line"
-    assert "Loading litellm" not in shown and "Stop to interrupt" not in shown
+    assert "Starting the model client" not in shown and "Stop to interrupt" not in shown
     updates = first.of_type("update_display_data")
     assert updates, "the answer should stream as display updates"
 
@@ -82,7 +82,7 @@ async def test_goat_cell_uses_tools_streams_text_and_continues(
     assert second.status == "ok", second.error
     second_shown = second.text("text/plain") + second.text("text/markdown")
     assert "Yes, hello.txt holds one line." in second_shown
-    assert "Loading litellm" not in second_shown
+    assert "Starting the model client" not in second_shown
     history = server.requests[-1]["messages"]
     assert any(m.get("content") == "I wrote **hello.txt** and read it back." for m in history)
     assert_history_valid([m for m in history if m["role"] != "system"])

@@ -1,6 +1,7 @@
 """ "Revert this run" restores kernel variables: names RunCell rebound or deleted come back, objects it
 changed in place come back from their copy, an object over the copy budget is listed as not restored,
-and a variable the user changed after the run is named and left alone."""
+and a variable the user changed after the run is named and left alone; one the user only looked at
+is restored (issue 33 point 5)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,12 @@ TURNS = [
     tool_turn("KernelInspect", {"expression": "items.pop()"}, match="[revert]"),
     text_turn("Ran it.", match="[revert]"),
     text_turn("Understood.", match="[after-undo]"),
+    tool_turn("RunCell", {"cell_id": "cell-0"}, match="[read-then-revert]"),
+    text_turn("Doubled.", match="[read-then-revert]"),
+    tool_turn("RunCell", {"cell_id": "cell-0"}, match="[write-then-revert]"),
+    text_turn("Doubled.", match="[write-then-revert]"),
 ]
+DOUBLE = "sales['revenue'] = sales['revenue'] * 2\ntotal = float(sales['revenue'].sum())"
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -114,3 +120,46 @@ async def test_revert_restores_variables_and_says_what_it_could_not(
     assert after.status == "ok", after.error
     prompt = [m for m in server.requests[-1]["messages"] if m["role"] == "user"][-1]["content"]
     assert "restored `counter`" in str(prompt) and "`w`: changed after the run" in str(prompt)
+
+
+async def _double_sales(kernel: KernelSession, tag: str) -> None:
+    """The agent's RunCell doubles `sales['revenue']` and sets `total` (issue 33's scenario)."""
+    setup = await kernel.execute("sales = pd.DataFrame({'revenue': [10.0, 20.0]})\ntotal = 0")
+    assert setup.status == "ok", setup.error
+    cells = [new_cell("code", DOUBLE), new_cell("code", f"%%goat\n{tag} double it")]
+    FakeNotebookFrontend(NB, cells, server_root=str(kernel.cwd)).attach(kernel)
+    run = await kernel.execute(
+        f"%%goat --new\n{tag} double it", timeout=120, metadata={"cellId": cells[1]["id"]}
+    )
+    assert run.status == "ok", run.error
+    assert await value(kernel, "[total, sales['revenue'].tolist()]") == [60.0, [20.0, 40.0]]
+
+
+async def test_a_dataframe_the_user_only_looked_at_is_reverted(kernel: KernelSession) -> None:
+    await _double_sales(kernel, "[read-then-revert]")
+    for look in ("print(total, sales['revenue'].sum())", "sales.describe()", "sales.sort_values('revenue')"):
+        read = await kernel.execute(look, metadata={"cellId": "user-cell"})
+        assert read.status == "ok", read.error
+    undo = await kernel.execute("%goat undo", timeout=60)
+    assert undo.status == "ok", undo.error
+    report = undo.text()
+    assert await value(kernel, "[total, sales['revenue'].tolist()]") == [0, [10.0, 20.0]], report
+    assert "restored `sales`" in report and "restored `total`" in report
+    assert "left as is" not in report and "Partly" not in report
+    assert "Reverted %%goat run" in undo.text("text/html")
+
+
+async def test_a_dataframe_the_user_changed_is_left_named_and_the_headline_says_partly(
+    kernel: KernelSession,
+) -> None:
+    await _double_sales(kernel, "[write-then-revert]")
+    write = await kernel.execute("sales.loc[0, 'revenue'] = 1.0", metadata={"cellId": "user-cell"})
+    assert write.status == "ok", write.error
+    undo = await kernel.execute("%goat undo", timeout=60)
+    assert undo.status == "ok", undo.error
+    report = undo.text()
+    assert await value(kernel, "[total, sales['revenue'].tolist()]") == [0, [1.0, 40.0]], report
+    assert "`sales`: changed after the run by code you ran, left as is" in report
+    assert "restored `total`" in report
+    html = undo.text("text/html")
+    assert "Partly reverted %%goat run" in html and "by the user; 1 left as is" in html

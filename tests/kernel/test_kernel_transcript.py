@@ -139,7 +139,8 @@ async def test_saved_notebook_keeps_what_was_approved_and_the_revert(
         assert "rewritten line" in text and "-one" in text, f"{to}: the Write's diff"
         assert "inserted by goat" in text, f"{to}: the inserted source"
         assert LONG_COMMAND.replace(">", "&gt;") in text or LONG_COMMAND in text, f"{to}: the full command"
-        assert "Reverted %%goat run 1" in text, f"{to}: the revert record"
+        # The Bash command's effects stay: the record's headline says the revert was partial.
+        assert "Partly reverted %%goat run 1" in text, f"{to}: the revert record"
         for bad in ("HBox(", "model not found", "call Read with offset", "Button("):
             assert bad not in text, f"{to} shows {bad!r}"
         # Approvals, diff headers and the revert record name files relative to the workspace.
@@ -160,5 +161,5 @@ def check_text_transcript(text: str) -> None:
         assert len([line for line in lines if line.startswith(f"✓ {call}")]) == (
             2 if "Read" in call else 1
         ), text
-    assert "Reverted %%goat run 1" in text and "All done." in text
+    assert "Partly reverted %%goat run 1" in text and "All done." in text
     assert "<" not in text.replace("<<", "") and "style=" not in text and "\n\n\n" not in text, text

@@ -94,6 +94,15 @@ def test_a_too_large_recording_is_not_kept() -> None:
     assert small is not None and RECORDING_MIME in small[0] and small[1] == {"goat": {"transcript": ""}}
 
 
+def test_the_recording_shows_as_a_quiet_line_not_a_monospace_one() -> None:
+    """Issue 33 point 13: JupyterLab renders text/html when present; text/plain was a code-font line."""
+    shown = recording_bundle(Recording(model="m<x>", prompt="p", turns=[{"text": "hi"}]))  # pyright: ignore[reportArgumentType]
+    assert shown is not None
+    assert shown[0]["text/plain"] == "Kept for replay: m<x>, 1 turn, 0 tool calls"
+    assert "Kept for replay: m&lt;x&gt;, 1 turn" in shown[0]["text/html"]
+    assert "font-size" in shown[0]["text/html"] and "goat: recorded session" not in str(shown[0])
+
+
 async def test_the_replay_server_plays_the_recorded_turns_with_their_call_ids() -> None:
     source = RecordingSource(record("gpt-x", "go", MESSAGES, RESULTS))
     with ReplayServer(source=source) as server:

@@ -182,6 +182,7 @@ def test_kernels_started_after_saving_see_the_keys_and_running_ones_reload(serve
         assert (
             "mistral/mistral-small" in reloaded and "MISTRAL_API_KEY" in reloaded and "second" not in reloaded
         )
+        assert "Keys from ~/.goat/keys.json: MISTRAL_API_KEY" in reloaded, "a path under home, as ~"
         assert run_in(client, "print(os.environ.get('MISTRAL_API_KEY'))").strip() == "second"
         server.request("PUT", "/goat/keys", {"remove": ["MISTRAL_API_KEY"]})
         run_in(client, "%goat config reload")

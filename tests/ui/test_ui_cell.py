@@ -618,15 +618,19 @@ def test_a_run_is_live_from_its_first_output_and_the_line_leaves_no_trace() -> N
         "the header takes the first place"
     )
     assert "Working · 2s" in sink.shown[-1].final["text/plain"], "the line moved below the header at once"
-    renderer.handle(Activity("Loading litellm (first use in this kernel)"))
-    assert sink.shown[-1].final["text/plain"].startswith("Loading litellm (first use in this kernel) · 2s")
+    renderer.handle(Activity("Starting the model client (first run in this kernel)"))
+    assert (
+        sink.shown[-1]
+        .final["text/plain"]
+        .startswith("Starting the model client (first run in this kernel) · 2s")
+    )
     renderer.handle(Activity("a subagent's wait", agent_id="sub-1"))
     assert "subagent" not in str(sink.shown[-1].final)
     renderer.handle(TextDelta("Hello."))
     renderer.handle(RunFinished(1, 10, 2, None, 2.0, "end_turn"))
     renderer.close()
     saved = "\n".join(str(s.final.get("text/plain", "")) for s in sink.shown)
-    assert "Loading litellm" not in saved and "Stop to interrupt" not in saved
+    assert "Starting the model client" not in saved and "Stop to interrupt" not in saved
     assert sink.kinds() == ["header", "text", "footer"]
 
 
@@ -648,3 +652,27 @@ def test_a_retried_attempts_text_is_taken_back_and_earlier_turns_stay(split_by_n
     renderer.close()
     markdown = "".join(str(s.final.get("text/markdown", "")) for s in sink.shown)
     assert markdown.count("Let me") == 1 and "Earlier turn." in markdown and "Done." in markdown
+
+
+def test_a_refusal_by_design_reads_as_information_not_a_red_failure() -> None:
+    """Issue 33 point 13: tutor style declining to write into a student's cell is not an error."""
+    from goat_jupyter.errors import DeclinedError, PermissionDeniedError
+    from goat_jupyter.tools.runner import error_output
+
+    declined = error_output(DeclinedError("Not changed: cell 2 was written by the student."))
+    failed = error_output(PermissionDeniedError("Not allowed."))
+    assert declined.declined and declined.is_error and not failed.declined
+    args = {"notebook_path": "l.ipynb", "cell_id": "cell-1", "new_source": "x"}
+    sink = run(
+        [
+            ToolStarted("c1", "NotebookEdit", "Edit cell 2", args),
+            ToolFinished("c1", "NotebookEdit", declined, 0.01),
+            ToolStarted("c2", "NotebookEdit", "Edit cell 2", args),
+            ToolFinished("c2", "NotebookEdit", failed, 0.01),
+        ]
+    )
+    calm, red = sink.shown[1].final, sink.shown[2].final
+    assert "ℹ" in calm["text/html"] and style.RED not in calm["text/html"]
+    assert style.PRE_ERROR not in calm["text/html"] and "written by the student" in calm["text/html"]
+    assert "✗" in red["text/html"] and style.RED in red["text/html"]
+    assert "ℹ" in calm["text/plain"] and "✗" not in calm["text/plain"]

@@ -526,3 +526,32 @@ async def test_answer_resolves_from_another_thread() -> None:
     await asyncio.to_thread(answer.set, "clicked")
     await asyncio.to_thread(answer.set, "second click is ignored")
     assert await asyncio.wait_for(answer.wait(), 5) == "clicked"
+
+
+async def test_the_prompt_and_records_name_the_call_once(tmp_path: Path) -> None:
+    """Issue 33 point 13: the header does not repeat the command the preview shows, and records do
+    not repeat a tool name the title already starts with."""
+    from goat_jupyter.ui.approval import answer_record, subject
+
+    edit = ApprovalRequest("Edit", {"file_path": "analysis.py"}, "Edit analysis.py", "diff", None, "")
+    assert subject(edit) == "Edit analysis.py"
+    assert subject(bash_request()) == "Bash: touch made.txt"
+    assert subject(replace(edit, title="Editor notes")) == "Edit: Editor notes", "a word, not a prefix"
+    denied = answer_record(edit, ApprovalAnswer("deny"))["text/plain"]
+    assert "Denied by the user: Edit analysis.py" in denied and "Edit: Edit" not in denied
+
+    def header(view: Any) -> None:
+        text = html_text(view)
+        assert "</b> wants permission<div" in text, "the preview below shows the command: not twice"
+        assert "$ touch made.txt" in text
+        find(view, "Button", description="Deny").click()
+
+    described = replace(bash_request(), title="Create the marker file")
+
+    def header_with_description(view: Any) -> None:
+        text = html_text(view)
+        assert "</b> wants permission: Create the marker file<div" in text and "$ touch made.txt" in text
+        find(view, "Button", description="Deny").click()
+
+    await answer_with(tmp_path, bash_request(), header)
+    await answer_with(tmp_path, described, header_with_description)

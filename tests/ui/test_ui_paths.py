@@ -48,3 +48,18 @@ def test_any_file_under_the_workspace_reads_relative_wherever_it_stands(
 def test_an_empty_or_root_workspace_changes_only_home() -> None:
     assert relative("/etc/a", "") == "/etc/a" and relative("/etc/a", os.sep) == "/etc/a"
     assert relative(f"{HOME}/a", "") == "~/a"
+
+
+def test_the_trust_question_names_the_folder_not_its_absolute_path() -> None:
+    """Issue 33 point 13: the folder by its name, the full path only on hover."""
+    from pathlib import Path
+
+    from goat_jupyter.config.project import Item
+    from goat_jupyter.ui.trust import folder_name, items_html
+
+    folder = Path(WS)
+    item = Item("allow", "allow:Bash(make:*)", "allows Bash(make:*)", ".goat/settings.json")
+    shown = items_html(folder, [item])
+    assert "This notebook's folder, <code title=" in shown and ">proj</code>" in shown
+    assert shown.count(WS) == 1 and f'title="{WS}"' in shown, "the path only in the tooltip"
+    assert folder_name(Path("/")) == "/"

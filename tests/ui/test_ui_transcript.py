@@ -41,7 +41,7 @@ def transcripts(events: list[Event]) -> list[str | None]:
 def test_each_block_says_its_transcript_line_and_the_status_line_none():
     lines = transcripts(
         [
-            Notice("Loading litellm (first use in this kernel, a few seconds)…", "info", transient=True),
+            Notice("Starting the model client (first run in this kernel)…", "info", transient=True),
             TextDelta("Let me **look**.\n\n- one\n- two"),
             ToolStarted("c1", "Bash", "List", {"command": "ls -la"}),
             ToolFinished("c1", "Bash", ToolOutput("a.csv\nb.csv"), 0.12),
@@ -63,9 +63,9 @@ def test_each_block_says_its_transcript_line_and_the_status_line_none():
 
 
 def test_the_transient_notice_still_shows_in_the_cell():
-    sink = run([Notice("Loading litellm…", "info", transient=True)])
-    assert "Loading litellm…" in sink.shown[1].final["text/html"]
-    assert "Loading litellm…" in sink.shown[1].final["text/plain"]
+    sink = run([Notice("Starting the model client…", "info", transient=True)])
+    assert "Starting the model client…" in sink.shown[1].final["text/html"]
+    assert "Starting the model client…" in sink.shown[1].final["text/plain"]
 
 
 def test_updates_carry_the_line_of_the_moment_and_a_running_card_ends_finished():

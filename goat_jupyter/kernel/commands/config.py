@@ -8,6 +8,7 @@ from goat_jupyter.config.managed import load_managed
 from goat_jupyter.config.overrides import overrides
 from goat_jupyter.kernel.runtime import GoatRuntime
 from goat_jupyter.permissions.engine import invalid_rules
+from goat_jupyter.ui.summary import relative
 
 
 def autoload_command(goat: GoatRuntime, args: list[str]) -> None:
@@ -21,7 +22,8 @@ def reload_config(goat: GoatRuntime) -> None:
     keys = ", ".join(names) or "none"
     print(
         f"Reloaded the settings: model {goat.session.settings.model}, "
-        f"mode {goat.session.settings.permission_mode}. Keys from {key_store_path()}: {keys}. "
+        f"mode {goat.session.settings.permission_mode}. "
+        f"Keys from {relative(str(key_store_path()), str(goat.workspace))}: {keys}. "
         f"{servers.text()}"
     )
     for note in goat.session.settings.managed_notes:

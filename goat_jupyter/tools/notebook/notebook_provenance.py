@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, cast
 
-from goat_jupyter.errors import PermissionDeniedError
+from goat_jupyter.errors import DeclinedError, PermissionDeniedError
 from goat_jupyter.notebook import CellInfo, cell_label
 from goat_jupyter.permissions.cell_tags import LOCK_TAGS, REFUSE_TAGS, tag_key, tags_of
 from goat_jupyter.text import loads_json
@@ -72,7 +72,7 @@ def check_tutor(ctx: ToolContext, cell: CellInfo, edit_mode: str) -> None:
     style switched or forced in between counts)."""
     if ctx.session.settings.output_style != "tutor" or edit_mode == "insert" or written_by_goat(cell):
         return
-    raise PermissionDeniedError(
+    raise DeclinedError(
         f"Not changed: {cell_label(cell)} was written (or edited) by the student, and {TUTOR_REFUSAL}."
     )
 
@@ -89,7 +89,7 @@ def refuse_notebook_rewrite(ctx: ToolContext, path: Path, verb: str) -> None:
     """No file tool may overwrite or remove a notebook whose cells the user guards: in tutor style
     (the student's cells), and in any style when a cell is tagged goat:locked, :ask, :no-edit."""
     if ctx.session.settings.output_style == "tutor" and holds_notebook(path):
-        raise PermissionDeniedError(
+        raise DeclinedError(
             f"Not changed: to {verb} {path} would overwrite or remove the student's notebook cells, and "
             f"{TUTOR_REFUSAL} (with NotebookEdit)."
         )

@@ -53,7 +53,7 @@ const TURNS: Turn[] = [
 
 test('pick a model, add a deny rule, save; a new %%goat run uses both', async ({ page, tmpPath }) => {
   const panel = await openPanel(page);
-  // The picker is fed by litellm's catalogue.
+  // The picker is fed by the known models.
   await expect(panel.locator('#goat-models option[value="gpt-4o-mini"]')).toHaveCount(1, { timeout: 60_000 });
 
   // An invalid rule: shown in the panel, nothing saved.
@@ -67,6 +67,15 @@ test('pick a model, add a deny rule, save; a new %%goat run uses both', async ({
     await page.screenshot({ path: `${SHOTS}/settings-invalid-rule.png` });
   }
   expect((await savedSettings(page)).permissions.deny).toEqual([]);
+
+  // A name the model list does not hold: said only once the list has loaded, in the user's words.
+  const keyStatus = panel.locator('[data-goat="key-status"]');
+  await panel.locator('[data-goat="model"]').fill('acme/made-up-model');
+  await expect(keyStatus).toContainText('Not in the model list (any provider/model name works');
+  await expect(keyStatus).not.toContainText('litellm');
+  if (SHOTS) {
+    await page.screenshot({ path: `${SHOTS}/settings-model-hint.png` });
+  }
 
   // The model from the catalogue and a valid deny rule.
   await panel.locator('[data-goat="model"]').fill('gpt-4o-mini');

@@ -358,3 +358,13 @@ async def test_file_tools_never_rewrite_a_notebook_that_holds_a_guarded_cell(
     # A notebook without guarded cells stays a file like any other.
     await call("Read", {"file_path": "plain.ipynb"})
     assert not (await call("Write", {"file_path": "plain.ipynb", "content": "{}"})).is_error
+
+
+async def test_a_runcell_approval_names_the_cell_by_its_number_not_its_id(tmp_path: Path) -> None:
+    """Issue 33 point 13: people count cells; the id stays the model's (and the tool's) business."""
+    approver = Approver("allow_once")
+    rig = Rig(tmp_path, ["goat:locked"], approver=approver)
+    assert not (await rig.call("RunCell", cell_id=rig.cell_id)).is_error
+    [request] = approver.asked
+    assert request.title == "Run cell 1" and rig.cell_id not in request.title
+    assert request.args["cell_id"] == rig.cell_id

@@ -71,6 +71,7 @@ class Classroom:
 
 def assert_refused(out: ToolOutput) -> None:
     assert out.is_error and out.error_code == "PERMISSION_DENIED", out.content
+    assert out.declined, "shown as information in the cell, not as a red failure"
     assert "in tutor style goat does not write into the student's cells" in out.content
     assert "insert a new cell below" in out.content
 
@@ -120,7 +121,7 @@ async def test_no_file_tool_overwrites_or_removes_the_notebook(tmp_path: Path) -
 
 
 def assert_file_refused(out: ToolOutput) -> None:
-    assert out.is_error and out.error_code == "PERMISSION_DENIED", out.content
+    assert out.is_error and out.error_code == "PERMISSION_DENIED" and out.declined, out.content
     assert "would overwrite or remove the student's notebook cells" in out.content
 
 

@@ -8,7 +8,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from goat_jupyter.processes.spawn import OutputBuffer
 from goat_jupyter.tools import Executor, Registry, ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.events import Event, ToolProgress
 
@@ -125,3 +128,17 @@ async def test_task_output_of_a_background_task_with_huge_output(registry: Regis
     assert "Status: completed" in out.content and len(out.content) < 9_000
     page = await registry.call("Read", {"file_path": str(stored(out)), "offset": 40_005, "limit": 1})
     assert "row 0039999 " in page.content  # five header lines come first
+
+
+@given(st.lists(st.text(max_size=40), max_size=30), st.integers(min_value=1, max_value=60))
+def test_the_buffer_loses_nothing_it_does_not_count(chunks: list[str], keep: int) -> None:
+    buffer = OutputBuffer(keep=keep)
+    for chunk in chunks:
+        buffer.append(chunk)
+    whole = "".join(chunks)
+    if not buffer.dropped_chars:
+        assert buffer.described() == whole
+        return
+    assert buffer.head == whole[:keep] and whole.endswith(buffer.tail)
+    assert len(buffer.head) + buffer.dropped_chars + len(buffer.tail) == len(whole)
+    assert f"[{buffer.dropped_chars:,} characters" in buffer.described()

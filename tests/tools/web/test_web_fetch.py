@@ -200,6 +200,13 @@ async def test_a_long_page_is_stored_whole_for_read_and_grep(tmp_path: Path) -> 
     assert "line 000000" in out.content and "line 024999" in out.content and len(out.content) < 9_000
     assert "line 012000" not in out.content
     assert Path(out.metadata["full_output"]).read_text().endswith(body.decode())
+    registry = default_registry(cwd=tmp_path)
+    path = out.metadata["full_output"]
+    found = await registry.call("Grep", {"pattern": "line 024998", "path": path, "output_mode": "content"})
+    page = await registry.call(
+        "Read", {"file_path": path, "offset": 12_004, "limit": 1}
+    )  # after 4 header lines
+    assert "line 024998" in found.content and "line 012000" in page.content
 
 
 async def test_content_is_cut_at_max_chars(tmp_path: Path) -> None:

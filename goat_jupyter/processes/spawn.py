@@ -19,7 +19,7 @@ from goat_jupyter.processes.owner import Owner
 from goat_jupyter.processes.reaper import ensure_reaper
 
 TextSink = Callable[[str], None]
-KEEP_CHARS = 200_000
+KEEP_CHARS = 8_000_000  # of each end: 16 M characters (a runaway `yes`) are kept, the rest counted
 READ_CHUNK = 65536
 TERMINATE_GRACE_S = 0.2
 KILL_REAP_S = 0.1
@@ -47,11 +47,13 @@ def _close_quietly(*fds: int) -> None:
 
 
 class OutputBuffer:
-    """The first and last `keep` characters of a stream; the middle is counted, not kept."""
+    """The first and last `keep` characters of a stream; the middle is counted, not kept. The default
+    keeps any output a tool stores whole (tools/runner.py spills it) short of a runaway stream."""
 
     def __init__(self, keep: int = KEEP_CHARS) -> None:
         self.keep = keep
-        self.head = ""
+        self._head: list[str] = []  # chunks, joined once: appending to one string copies it each time
+        self._head_chars = 0
         self._tail: deque[str] = deque()
         self._tail_chars = 0
         self.total_chars = 0
@@ -61,9 +63,10 @@ class OutputBuffer:
     def append(self, text: str) -> None:
         self.total_chars += len(text)
         self.total_newlines += text.count("\n")
-        room = self.keep - len(self.head)
+        room = self.keep - self._head_chars
         if room > 0:
-            self.head += text[:room]
+            self._head.append(text[:room])
+            self._head_chars += len(self._head[-1])
             text = text[room:]
         if not text:
             return
@@ -75,12 +78,24 @@ class OutputBuffer:
             self.dropped_chars += len(dropped)
 
     @property
+    def head(self) -> str:
+        return "".join(self._head)
+
+    @property
     def tail(self) -> str:
         return "".join(self._tail)
 
     def text(self) -> str:
         """Everything kept: the whole stream unless `dropped_chars` is non-zero."""
         return self.head + self.tail
+
+    def described(self) -> str:
+        """`text()`, saying where and how much of the middle was not kept."""
+        if not self.dropped_chars:
+            return self.text()
+        head, tail = self.head, self.tail
+        lines = self.total_newlines - head.count("\n") - tail.count("\n")
+        return f"{head}\n\n... [{self.dropped_chars:,} characters ({lines:,} lines) not kept] ...\n\n{tail}"
 
 
 def _popen(

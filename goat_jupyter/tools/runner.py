@@ -21,6 +21,7 @@ from goat_jupyter.errors import (
     UnknownToolError,
     UserDeniedError,
 )
+from goat_jupyter.processes.spawn import OutputBuffer
 from goat_jupyter.represent import spill
 from goat_jupyter.text import JsonTooDeepError, cut_middle, loads_json
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 MAX_CONCURRENT_READS = 10
 EMPTY_RESULT = "(Tool completed with no output)"
-PARTIAL_OUTPUT_CHARS = 8_000  # what an interrupted call's result keeps of the output the user saw
+PARTIAL_OUTPUT_CHARS = 8_000  # the budget of an interrupted call's result; the rest is stored whole
 
 
 @dataclass
@@ -111,30 +112,38 @@ def parse_arguments(raw: dict[str, Any] | str) -> dict[str, Any]:
     return value  # pyright: ignore[reportUnknownVariableType]
 
 
-def interrupted_output(partial: str, elapsed_s: float) -> ToolOutput:
-    """The result of a call the user stopped: that it was interrupted, plus the output shown so far."""
+def interrupted_output(partial: str, elapsed_s: float, session: SessionState) -> ToolOutput:
+    """The result of a call the user stopped: that it was interrupted, plus the output shown so far
+    (stored whole when large, like any result)."""
     text = f"Error: interrupted by the user after {elapsed_s:.1f} s, before this tool finished."
     if partial.strip():
-        kept = partial[-PARTIAL_OUTPUT_CHARS:]
-        cut = f" (last {PARTIAL_OUTPUT_CHARS:,} characters)" if len(partial) > len(kept) else ""
-        text += f"\nOutput the user saw before the interrupt{cut}:\n{kept}"
-    return ToolOutput(text, is_error=True, metadata={"error_code": "interrupted"})
+        text += f"\nOutput the user saw before the interrupt:\n{partial}"
+    result = ToolOutput(text, is_error=True, metadata={"error_code": "interrupted"})
+    return _spilled(result, session, PARTIAL_OUTPUT_CHARS)
 
 
 def normalise(output: ToolOutput | str, tool: Tool[Any], session: SessionState) -> ToolOutput:
-    """The one bounding step: empty results say so; a result over the budget is stored whole under
-    the session folder and the model gets its ends and the path (Read, the pager itself, is exempt)."""
+    """The one bounding step, errors included: empty results say so; a result over the budget is
+    stored whole under the session folder and the model gets its ends and the path (Read, the pager
+    itself, is exempt)."""
     result = output if isinstance(output, ToolOutput) else ToolOutput(output)
     if not result.content.strip() and not result.attachments:
         result.content = EMPTY_RESULT
     if tool.spills:
-        budget = min(session.settings.large_output_chars, tool.max_output_chars)
-        spilled = spill(result.content, session.large_outputs_dir, budget)
-        result.content = spilled.text
-        if spilled.path is not None:  # the excerpt and its note are the bound: cutting more loses the path
-            result.metadata["full_output"] = str(spilled.path)
+        result = _spilled(result, session, min(session.settings.large_output_chars, tool.max_output_chars))
+        if (
+            "full_output" in result.metadata
+        ):  # the excerpt and its note are the bound: cutting more loses the path
             return result
     result.content = cut_middle(result.content, tool.max_output_chars)
+    return result
+
+
+def _spilled(result: ToolOutput, session: SessionState, budget: int) -> ToolOutput:
+    spilled = spill(result.content, session.large_outputs_dir, budget)
+    result.content = spilled.text
+    if spilled.path is not None:
+        result.metadata["full_output"] = str(spilled.path)
     return result
 
 
@@ -162,7 +171,7 @@ class Executor:
         # Each call's result once settled (finished, or stopped with its partial output), so an
         # interrupted turn keeps what really happened; streamed output per running call.
         self.settled: dict[str, ToolOutput] = {}
-        self._partial: dict[str, str] = {}
+        self._partial: dict[str, OutputBuffer] = {}  # what each running call showed the user
         self._waited: dict[str, float] = {}  # time in the permission step (the user deciding)
 
     def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None:
@@ -205,8 +214,10 @@ class Executor:
         try:
             output = await self._run_one(call, started)
         except asyncio.CancelledError:
-            partial = self._partial.pop(call.id, "")
-            self.settled[call.id] = clean_output(interrupted_output(partial, time.perf_counter() - started))
+            partial = self._partial.pop(call.id, OutputBuffer()).described()
+            self.settled[call.id] = clean_output(
+                interrupted_output(partial, time.perf_counter() - started, self.session)
+            )
             raise
         self._partial.pop(call.id, None)
         self.settled[call.id] = output
@@ -271,13 +282,14 @@ class Executor:
         checkpoints = self.services.checkpoints  # before-images for "Revert this run"
         pending = await checkpoints.before_tool(tool, parsed, ctx) if checkpoints is not None else None
         try:
-            output = normalise(await tool.run(parsed, ctx), tool, ctx.session)
-        except GoatError as exc:
-            output = error_output(exc)
+            raw: ToolOutput | str = await tool.run(parsed, ctx)
+        except GoatError as exc:  # an error's output (a failed command's) is bounded like a result
+            raw = error_output(exc)
         except Exception as exc:  # a bug in one tool must not end the run: the model sees it
-            output = error_output(
+            raw = error_output(
                 ToolExecutionError(f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
             )
+        output = normalise(raw, tool, ctx.session)
         if checkpoints is not None:
             await checkpoints.after_tool(pending, output)
         after = await self.hooks.post_tool_use(tool.name, args, output, ctx)
@@ -296,8 +308,7 @@ class Executor:
     def _context(self, call: ToolCall) -> ToolContext:
         def progress(*, title: str | None = None, output: str | None = None) -> None:
             if output:
-                kept = self._partial.get(call.id, "") + output
-                self._partial[call.id] = kept[-2 * PARTIAL_OUTPUT_CHARS :]
+                self._partial.setdefault(call.id, OutputBuffer()).append(output)
             self.emit(ToolProgress(call.id, title, output, self.agent_id))
 
         return ToolContext(self.session, call.id, progress, self.services, executor=self)

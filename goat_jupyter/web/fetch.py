@@ -24,7 +24,7 @@ from goat_jupyter.web.pages import (
 )
 
 MAX_BYTES = 10 * 1024 * 1024
-MAX_CHARS = 100_000
+MAX_CHARS = 2_000_000  # the executor stores a long page whole for Read/Grep (tools/runner.py)
 CACHE_TTL_S = 15 * 60
 CACHE_ENTRIES = 64
 MAX_REDIRECTS = 10

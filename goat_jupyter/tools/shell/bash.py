@@ -10,13 +10,10 @@ from pydantic import Field
 from goat_jupyter.errors import ToolExecutionError, ToolTimeoutError
 from goat_jupyter.permissions.shell import last_command_name
 from goat_jupyter.processes.spawn import OutputBuffer, ShellProcess, describe_exit, spawn_shell
-from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-OUTPUT_LIMIT = 30_000
-NOTE_ROOM = 100  # what cut_middle's "omitted" note adds on top of the characters it keeps
 DRAIN_GRACE_S = 0.25  # how long output may still arrive after the shell itself exited
 
 # Exit code 1 of these, as the last command, is an answer ("no match", "differs", "false"), not a failure.
@@ -43,20 +40,6 @@ class BashInput(ToolInput):
     )
 
 
-def bounded_output(buffer: OutputBuffer, limit: int) -> str:
-    """At most `limit` characters: head and tail kept, the middle (even the never-kept part) counted."""
-    if buffer.total_chars <= limit:
-        return buffer.text()
-    keep = max(limit - NOTE_ROOM, 1)
-    if not buffer.dropped_chars:
-        return cut_middle(buffer.text(), keep)
-    head = buffer.head[: keep * 2 // 3]
-    tail = buffer.tail[-(keep - len(head)) :]  # keep > len(head), so this is the last part
-    omitted = buffer.total_chars - len(head) - len(tail)
-    omitted_lines = buffer.total_newlines - head.count("\n") - tail.count("\n")
-    return head + f"\n\n... [{omitted} characters ({omitted_lines} lines) omitted] ...\n\n" + tail
-
-
 def exit_one_meaning(command: str, code: int) -> str | None:
     """Why a non-zero exit is not an error for this command, or None when it is one."""
     if code != 1:
@@ -76,8 +59,6 @@ class BashTool(Tool[BashInput]):
     name = "Bash"
     input_model = BashInput
     side_effect = "mutating"
-    spills = False  # keeps head and tail of the stream itself (shell/); storing it whole is a follow-up
-    max_output_chars = OUTPUT_LIMIT
 
     def title_for(self, args: BashInput) -> str:
         if args.description:
@@ -130,7 +111,7 @@ async def _wait(shell: ShellProcess, timeout_ms: int, buffer: OutputBuffer) -> i
         message = (
             f"Command timed out after {format_duration(timeout_ms)} and was killed {_killed_what(shell)}"
         )
-        raise ToolTimeoutError(message, output=_error_body(buffer, message)) from None
+        raise ToolTimeoutError(message, output=_error_body(buffer)) from None
     except asyncio.CancelledError:
         shell.kill()
         raise
@@ -147,11 +128,10 @@ def _killed_what(shell: ShellProcess) -> str:
     )
 
 
-def _error_body(buffer: OutputBuffer, message: str, notes: list[str] | None = None) -> str:
-    """The output (or a placeholder) after an error message, bounded so the whole fits the limit."""
+def _error_body(buffer: OutputBuffer, notes: list[str] | None = None) -> str:
+    """The output (or a placeholder) after an error message; the executor bounds the whole."""
     suffix = "\n\n" + "\n".join(notes) if notes else ""
-    room = OUTPUT_LIMIT - len(message) - len(suffix) - 10
-    body = bounded_output(buffer, room).rstrip("\n") if buffer.total_chars else "(no output)"
+    body = buffer.described().rstrip("\n") if buffer.total_chars else "(no output)"
     return body + suffix
 
 
@@ -159,7 +139,7 @@ def _finish_failed(command: str, code: int, buffer: OutputBuffer, notes: list[st
     meaning = exit_one_meaning(command, code)
     if meaning is None:
         message = f"Command failed with {describe_exit(code)}."
-        raise ToolExecutionError(message, output=_error_body(buffer, message, notes))
+        raise ToolExecutionError(message, output=_error_body(buffer, notes))
     notes.append(f"(exit code 1: {meaning}; not an error)")
     return _with_notes(buffer, notes)
 
@@ -181,8 +161,8 @@ def _finish_output(shell: ShellProcess, notes: list[str]) -> None:
 def _with_notes(buffer: OutputBuffer, notes: list[str]) -> str:
     suffix = "\n".join(notes)
     if not suffix:
-        return bounded_output(buffer, OUTPUT_LIMIT)
-    body = bounded_output(buffer, OUTPUT_LIMIT - len(suffix) - 2).rstrip("\n")
+        return buffer.described()
+    body = buffer.described().rstrip("\n")
     return f"{body}\n\n{suffix}" if body else suffix
 
 

@@ -29,7 +29,7 @@ from goat_jupyter.processes.sandbox_guard import Snapshot, bind_args, remove_lef
 from goat_jupyter.processes.seccomp import filter_fd, unix_socket_filter
 from goat_jupyter.processes.spawn import GroupProcess, OutputBuffer, describe_exit
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.shell.bash import DRAIN_GRACE_S, OUTPUT_LIMIT, bounded_output
+from goat_jupyter.tools.shell.bash import DRAIN_GRACE_S
 
 
 class RunCodeInput(ToolInput):
@@ -113,11 +113,8 @@ class _Run:
                 self.applied,
             ]
         )
-        budget = OUTPUT_LIMIT - len(header) - 200
-        out, err = self.stdout.total_chars, self.stderr.total_chars
-        err_room = min(err, max(budget // 3, budget - out))
-        stdout = bounded_output(self.stdout, budget - err_room) if out else "(empty)"
-        stderr = bounded_output(self.stderr, max(err_room, 1)) if err else "(empty)"
+        stdout = self.stdout.described() if self.stdout.total_chars else "(empty)"  # stored whole when large
+        stderr = self.stderr.described() if self.stderr.total_chars else "(empty)"
         return f"{header}\n\n--- stdout ---\n{stdout.rstrip()}\n\n--- stderr ---\n{stderr.rstrip()}"
 
 
@@ -125,7 +122,6 @@ class RunCodeTool(Tool[RunCodeInput]):
     name = "RunCode"
     input_model = RunCodeInput
     side_effect = "mutating"
-    max_output_chars = OUTPUT_LIMIT
 
     def title_for(self, args: RunCodeInput) -> str:
         suffix = " with network access" if args.network else ""

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from goat_jupyter.processes.tasks import BackgroundTask
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from goat_jupyter.tools.shell.bash import OUTPUT_LIMIT, bounded_output, format_duration
+from goat_jupyter.tools.shell.bash import format_duration
 
 
 class TaskOutputInput(ToolInput):
@@ -22,7 +22,7 @@ class BashOutputInput(ToolInput):
 
 
 def describe_task(task: BackgroundTask, *, waited_ms: int | None = None) -> str:
-    """Status, exit code and the output so far (bounded like Bash) of one task."""
+    """Status, exit code and the output so far of one task (stored whole when large, like Bash's)."""
     status = task.status
     if status == "running" and waited_ms is not None:
         status += f" (still running after waiting {format_duration(waited_ms)})"
@@ -35,7 +35,7 @@ def describe_task(task: BackgroundTask, *, waited_ms: int | None = None) -> str:
     buffer = task.buffer
     header.append(f"Output so far ({buffer.total_chars} characters):")
     head = "\n".join(header)
-    body = bounded_output(buffer, OUTPUT_LIMIT - len(head) - 1) if buffer.total_chars else "(no output yet)"
+    body = buffer.described() if buffer.total_chars else "(no output yet)"
     return f"{head}\n{body}"
 
 
@@ -43,8 +43,6 @@ class TaskOutputTool(Tool[TaskOutputInput]):
     name = "TaskOutput"
     input_model = TaskOutputInput
     side_effect = "read_only"
-    spills = False  # bounded like Bash, by the shell family itself
-    max_output_chars = OUTPUT_LIMIT
 
     def title_for(self, args: TaskOutputInput) -> str:
         return f"Output of {args.task_id}"
@@ -67,8 +65,6 @@ class BashOutputTool(Tool[BashOutputInput]):
     name = "BashOutput"
     input_model = BashOutputInput
     side_effect = "read_only"
-    spills = False  # bounded like Bash, by the shell family itself
-    max_output_chars = OUTPUT_LIMIT
     hidden = True
     description_file = "task_output.md"
 

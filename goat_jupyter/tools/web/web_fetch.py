@@ -8,12 +8,15 @@ from typing import Any, Literal
 from pydantic import Field
 
 from goat_jupyter.errors import LLMError, ToolExecutionError
+from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import required
 from goat_jupyter.tools.files import ShownImage, prepare_image
 from goat_jupyter.web import WebService
 from goat_jupyter.web.pages import DEFAULT_TIMEOUT_S, CrossHostRedirect, FetchedPage, FetchRequest, human_size
 from goat_jupyter.web.summarize import answer_from_page
+
+PROMPT_PAGE_CHARS = 100_000  # what the small model reads of a page
 
 
 class WebFetchInput(ToolInput):
@@ -31,8 +34,6 @@ class WebFetchTool(Tool[WebFetchInput]):
     name = "WebFetch"
     input_model = WebFetchInput
     side_effect = "network"
-    spills = False  # a page has its own bound and paging; storing it too is a follow-up
-    max_output_chars = 102_000  # the page is cut at 100 000 characters; leave room for the header lines
 
     def title_for(self, args: WebFetchInput) -> str:
         return f"Fetch {args.url}" if args.method == "GET" else f"{args.method} {args.url}"
@@ -59,7 +60,7 @@ async def answer_prompt(
     """The small model's answer to `prompt` about the page, in place of the page."""
     client = web.page_model(ctx.session.settings)
     ctx.progress(output=f"Asking {client.model} about {page.url}")
-    content = page_content(page)
+    content = cut_middle(page_content(page), PROMPT_PAGE_CHARS)
     try:
         answer = await answer_from_page(
             client,

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from goat_jupyter.text import cut_middle
 from goat_jupyter.tools import Executor, Registry, ToolCall, default_registry
 from goat_jupyter.tools.events import Event, ToolFinished, ToolProgress
-from goat_jupyter.tools.shell.bash import NOTE_ROOM, last_command_name
+from goat_jupyter.tools.shell.bash import last_command_name
 from tests.process_helpers import wait_all_gone
 
 
@@ -134,21 +133,25 @@ def test_last_command_name(command: str, name: str | None) -> None:
     assert last_command_name(command) == name
 
 
-async def test_long_output_keeps_head_and_tail_with_a_note(registry: Registry) -> None:
+async def test_long_output_is_stored_whole_and_shown_head_and_tail(registry: Registry) -> None:
     out = await bash(registry, "seq 1 20000")
     full = "".join(f"{i}\n" for i in range(1, 20001))
-    assert len(out.content) <= 30_000
-    assert out.content == cut_middle(full, 30_000 - NOTE_ROOM)
-    assert out.content.startswith("1\n2\n3\n") and out.content.endswith("19999\n20000\n")
-    assert f"[{len(full) - 30_000 + NOTE_ROOM} characters" in out.content
+    assert len(out.content) < 9_000
+    assert out.content.startswith("1\n2\n3\n") and "19999\n20000\n" in out.content
+    assert Path(out.metadata["full_output"]).read_text() == full, "nothing lost"
 
 
-async def test_huge_output_is_bounded_and_counted_exactly(registry: Registry) -> None:
+async def test_runaway_output_keeps_both_ends_and_counts_the_middle(registry: Registry) -> None:
     out = await bash(registry, "yes abcd | head -c 50000000")
-    assert len(out.content) <= 30_000
-    assert out.content.startswith("abcd\nabcd\n") and out.content.endswith("abcd\n")
-    # The middle was never kept in memory, yet the result is exactly what cutting the whole would give.
-    assert out.content == cut_middle("abcd\n" * 10_000_000, 30_000 - NOTE_ROOM)
+    stored = Path(out.metadata["full_output"]).read_text()
+    assert len(out.content) < 9_000 and out.content.startswith("abcd\nabcd\n")
+    # 16 M characters are kept (both ends of the buffer); the middle is said to be gone, not silently.
+    assert stored.startswith("abcd\n" * 1000) and stored.endswith("abcd\n" * 1000)
+    note = re.search(r"\n\n\.\.\. \[([\d,]+) characters \(([\d,]+) lines\) not kept\] \.\.\.\n\n", stored)
+    assert note is not None
+    dropped = int(note.group(1).replace(",", ""))
+    assert len(stored) - len(note.group(0)) + dropped == 50_000_000
+    assert int(note.group(2).replace(",", "")) == dropped // 5
 
 
 async def test_multibyte_output_split_across_reads_decodes_cleanly(registry: Registry) -> None:

@@ -20,7 +20,7 @@ from goat_jupyter.tools import ToolCall, ToolOutput, default_registry
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor
 from goat_jupyter.web import WebService
-from goat_jupyter.web.fetch import MAX_BYTES, WebFetcher, is_loopback, same_host, upgrade_url
+from goat_jupyter.web.fetch import MAX_BYTES, MAX_CHARS, WebFetcher, is_loopback, same_host, upgrade_url
 from tests.agent_helpers import text_turn, tool_turn
 from tests.web_fixtures.server import LocalSite, Reply, closed_port_url, fixture_bytes
 
@@ -93,8 +93,8 @@ async def test_unsupported_scheme_is_an_input_error(tmp_path: Path) -> None:
 async def test_python_docs_page_becomes_markdown(tmp_path: Path) -> None:
     with LocalSite({"/3/library/bisect.html": Reply(body=BISECT_PAGE)}) as site:
         out = await fetch(WebService(), tmp_path, url=site.url("/3/library/bisect.html"))
-    text = out.content
-    assert not out.is_error
+    text = Path(out.metadata["full_output"]).read_text()  # the page is long: the model Reads it there
+    assert not out.is_error and out.content.startswith(text[:2_000])
     assert text.startswith(f"URL: {site.url('/3/library/bisect.html')}\nHTTP 200 OK · text/html")
     assert "Title: bisect — Array bisection algorithm — Python 3.11.2 documentation" in text
     # Headings, code blocks and links survive; links are absolute.
@@ -186,19 +186,36 @@ async def test_reading_stops_at_10_mb(tmp_path: Path) -> None:
     assert not out.is_error
     assert out.metadata["bytes"] == MAX_BYTES and out.metadata["capped"] is True
     assert "Stopped reading after 10.0 MB" in out.content
-    assert out.metadata["truncated"] is True and len(out.content) < 101_000
+    assert out.metadata["truncated"] is True and len(out.content) < 9_000
+    assert "Stopped reading after 10.0 MB" in Path(out.metadata["full_output"]).read_text()
     assert stream.sent < total  # the server was cut off, not drained
 
 
-async def test_content_is_cut_at_100000_characters(tmp_path: Path) -> None:
+async def test_a_long_page_is_stored_whole_for_read_and_grep(tmp_path: Path) -> None:
     lines = [f"line {n:06d}" for n in range(25_000)]  # 11 characters + newline each: 300 000 characters
     body = "\n".join(lines).encode()
     with LocalSite({"/long.txt": Reply(body=body, content_type="text/plain")}) as site:
         out = await fetch(WebService(), tmp_path, url=site.url("/long.txt"))
-    assert not out.is_error and out.metadata["truncated"] is True and out.metadata["capped"] is False
-    assert "line 000000" in out.content and "line 008332" in out.content
-    assert "line 008334" not in out.content and "line 024999" not in out.content
-    assert f"[Content cut: showing the first 100,000 of {len(body):,} characters" in out.content
+    assert not out.is_error and out.metadata["truncated"] is False and out.metadata["capped"] is False
+    assert "line 000000" in out.content and "line 024999" in out.content and len(out.content) < 9_000
+    assert "line 012000" not in out.content
+    assert Path(out.metadata["full_output"]).read_text().endswith(body.decode())
+    registry = default_registry(cwd=tmp_path)
+    path = out.metadata["full_output"]
+    found = await registry.call("Grep", {"pattern": "line 024998", "path": path, "output_mode": "content"})
+    page = await registry.call(
+        "Read", {"file_path": path, "offset": 12_004, "limit": 1}
+    )  # after 4 header lines
+    assert "line 024998" in found.content and "line 012000" in page.content
+
+
+async def test_content_is_cut_at_max_chars(tmp_path: Path) -> None:
+    body = ("x" * 99 + "\n").encode() * 25_000  # 2.5 M characters
+    with LocalSite({"/longer.txt": Reply(body=body, content_type="text/plain")}) as site:
+        out = await fetch(WebService(), tmp_path, url=site.url("/longer.txt"))
+    assert out.metadata["truncated"] is True
+    stored = Path(out.metadata["full_output"]).read_text()
+    assert f"[Content cut: showing the first {MAX_CHARS:,} of {len(body):,} characters" in stored
 
 
 # --- cache ------------------------------------------------------------------------------------

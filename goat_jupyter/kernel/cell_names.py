@@ -78,7 +78,13 @@ def written_names(source: str) -> frozenset[str]:
             found.add(node.target.id)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _changes(node):
             _add_root(node.func.value, found)
+        elif isinstance(node, ast.Call) and _is_setattr(node):  # `setattr(obj, "x", 1)` is `obj.x = 1`
+            _add_root(node.args[0], found)
     return frozenset(name for name in found if _public(name))
+
+
+def _is_setattr(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id in ("setattr", "delattr") and bool(call.args)
 
 
 def _changes(call: ast.Call) -> bool:

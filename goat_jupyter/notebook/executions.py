@@ -126,8 +126,15 @@ class ExecutionLog:
         if cells is not None and cell is None:
             return text + ", a cell no longer in the notebook"
         if cell is not None and source_hash(cell.source) != record.source_hash:
-            return text + ", whose source has changed since: the value comes from the old source"
-        return text
+            text += ", whose source has changed since: the value comes from the old source"
+        return text + self._written_since(name, record, cells or [])
+
+    def _written_since(self, name: str, bound: Execution, cells: Sequence[CellInfo]) -> str:
+        """`; changed in place since by …` when a later execution wrote into the object."""
+        records = list(self.records)
+        later = records[len(records) - records[::-1].index(bound) :]
+        writer = next((r for r in reversed(later) if name in r.writes), None)
+        return "" if writer is None else f"; changed in place since by {_execution_label(writer, cells)}"
 
 
 def stale_summary(states: Iterable[CellState]) -> str | None:

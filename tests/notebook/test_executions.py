@@ -80,6 +80,7 @@ def test_a_cell_that_reads_a_name_changed_later_by_another_cell_is_stale() -> No
         "df.sort()",
         "for i in range(3):\n    df.append(i)",
         "%time df.update(x)",
+        "setattr(df, 'name', 'sales')",
     ],
 )
 def test_changing_an_object_in_place_makes_its_readers_stale(change: str) -> None:
@@ -195,3 +196,19 @@ def test_the_log_is_bounded() -> None:
     for count in range(6_000):
         log.add(Execution("c0", count, "h", frozenset()))
     assert len(log.records) == 5_000 and log.records[-1].count == 5_999
+
+
+def test_binding_note_says_a_later_cell_changed_the_object_in_place() -> None:
+    nb = cells("lst = []", "lst.append(1)", "print(lst)")
+    log = ExecutionLog()
+    ran(log, nb[0], 1, "lst")
+    ran(log, nb[1], 2)
+    ran(log, nb[2], 3)  # only reads: not named
+    assert log.binding_note("lst", nb) == (
+        "`lst` was last set by cell 1 (id c0), execution [1] (run by the user); "
+        "changed in place since by cell 2 (id c1)"
+    )
+    ran(log, nb[0], 4, "lst")  # bound again: the old write no longer counts
+    assert (
+        log.binding_note("lst", nb) == "`lst` was last set by cell 1 (id c0), execution [4] (run by the user)"
+    )

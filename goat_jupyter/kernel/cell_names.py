@@ -57,19 +57,31 @@ def parse_cell(source: str) -> ast.Module | None:
         return None
 
 
+def reads_and_writes(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Both, from one parse (the post-run hook runs after every cell)."""
+    tree = parse_cell(source)
+    return _read_names(tree), _written_names(tree)
+
+
 def read_names(source: str) -> frozenset[str]:
     """Top-level names the code reads before it binds them itself: what it takes from the kernel."""
-    tree = parse_cell(source)
+    return _read_names(parse_cell(source))
+
+
+def written_names(source: str) -> frozenset[str]:
+    """Names whose objects the code changes in place: `df["a"] = 1`, `obj.x += 1`, `del d[k]`,
+    `lst.append(x)`, `df.drop(..., inplace=True)` (not inside a def: defining runs nothing)."""
+    return _written_names(parse_cell(source))
+
+
+def _read_names(tree: ast.Module | None) -> frozenset[str]:
     reads: set[str] = set()
     if tree is not None:
         _read_block(tree.body, set(), reads)
     return frozenset(name for name in reads if _public(name))
 
 
-def written_names(source: str) -> frozenset[str]:
-    """Names whose objects the code changes in place: `df["a"] = 1`, `obj.x += 1`, `del d[k]`,
-    `lst.append(x)`, `df.drop(..., inplace=True)` (not inside a def: defining runs nothing)."""
-    tree = parse_cell(source)
+def _written_names(tree: ast.Module | None) -> frozenset[str]:
     found: set[str] = set()
     for node in _outside_defs(tree.body if tree is not None else []):
         if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
-from goat_jupyter.kernel.cell_names import read_names, written_names
+from goat_jupyter.kernel.cell_names import reads_and_writes
 from goat_jupyter.notebook.executions import Execution, ExecutionLog, source_hash
 
 LOG = ExecutionLog()  # one kernel, one log
@@ -44,7 +44,7 @@ def record(cell_id: str | None, count: int, source: str, names: frozenset[str], 
     from goat_jupyter.kernel.namespace_undo import effects
 
     mutated = frozenset(effects(source).mutates)
-    reads, writes = read_names(source), written_names(source)
+    reads, writes = reads_and_writes(source)
     LOG.add(Execution(cell_id, count, source_hash(source), names, by_agent, mutated, reads, writes))
 
 

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
+from goat_jupyter.kernel.cell_names import reads_and_writes
 from goat_jupyter.notebook.executions import Execution, ExecutionLog, source_hash
 
 LOG = ExecutionLog()  # one kernel, one log
@@ -43,7 +44,8 @@ def record(cell_id: str | None, count: int, source: str, names: frozenset[str], 
     from goat_jupyter.kernel.namespace_undo import effects
 
     mutated = frozenset(effects(source).mutates)
-    LOG.add(Execution(cell_id, count, source_hash(source), names, by_agent, mutated))
+    reads, writes = reads_and_writes(source)
+    LOG.add(Execution(cell_id, count, source_hash(source), names, by_agent, mutated, reads, writes))
 
 
 class _Recorder:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from goat_jupyter.errors import GoatError
-from goat_jupyter.notebook import CellInfo, FileNotebook, cell_label
+from goat_jupyter.notebook import CellInfo, FileNotebook
 from goat_jupyter.notebook.executions import ExecutionLog, stale_summary
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.context import Services
@@ -41,8 +41,8 @@ def binding_notes(log: ExecutionLog, expression: str, cells: list[CellInfo] | No
             continue
         record = log.last_binding(name)
         state = states.get(record.cell_id or "") if record is not None else None
-        if state is not None and state.before is not None and state.ran == record:
-            note += f"; that cell ran out of order ({cell_label(state.before)} below it ran before it)"
+        if state is not None and state.changed is not None and state.ran == record:
+            note += f"; that cell is {state.changed.describe()}"
         notes.append(note)
     return notes
 

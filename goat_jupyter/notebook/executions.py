@@ -28,20 +28,40 @@ class Execution:
     names: frozenset[str]
     by_agent: bool = False
     mutated: frozenset[str] = frozenset()  # names whose objects the code may change in place
+    reads: frozenset[str] = frozenset()  # names it read before binding them: what it took from the kernel
+    writes: frozenset[str] = frozenset()  # names whose objects it surely changed in place (`df["a"] = 1`)
+
+    @property
+    def changed(self) -> frozenset[str]:
+        """What the run changed for a cell that reads these names: rebound or written into."""
+        return self.names | self.writes
+
+
+@dataclass(frozen=True)
+class Change:
+    """Names a cell read that a later execution (of another cell) changed; `by` names that execution."""
+
+    names: tuple[str, ...]
+    by: str
+
+    def describe(self) -> str:
+        which = ", ".join(f"`{name}`" for name in self.names[:3]) + (", …" if len(self.names) > 3 else "")
+        return f"stale: reads {which}, which {self.by} changed after this cell ran"
 
 
 @dataclass(frozen=True)
 class CellState:
-    """A cell against the kernel: never ran here, or ran as [count], maybe edited or out of order since."""
+    """A cell against the kernel: never ran here, or ran as [count], maybe edited or stale since
+    (marimo's rule, as the labextension's markers: it reads a variable another cell changed after it ran)."""
 
     cell: CellInfo
     ran: Execution | None
     edited: bool = False
-    before: CellInfo | None = None  # a cell below this one that ran earlier (out of order)
+    changed: Change | None = None
 
     @property
     def stale(self) -> bool:
-        return self.edited or self.before is not None
+        return self.edited or self.changed is not None
 
     def describe(self) -> str:
         if self.ran is None:
@@ -49,8 +69,8 @@ class CellState:
         parts = [f"ran as [{self.ran.count}]"]
         if self.edited:
             parts.append("edited since it ran")
-        if self.before is not None:
-            parts.append(f"out of order: {cell_label(self.before)} below it ran before it")
+        if self.changed is not None:
+            parts.append(self.changed.describe())
         return ", ".join(parts)
 
 
@@ -77,18 +97,19 @@ class ExecutionLog:
         return next((r for r in reversed(self.records) if name in r.names), None)
 
     def states(self, cells: Sequence[CellInfo]) -> list[CellState]:
-        """Each code cell's state (not %%goat prompts); out of order: a cell below it last ran with a
-        lower count."""
+        """Each code cell's state (not %%goat prompts: they bind and read nothing)."""
         code = [c for c in cells if c.cell_type == "code" and not c.source.lstrip().startswith("%%goat")]
-        ran = [(cell, self.last_for_cell(cell.id)) for cell in code]
+        records = list(self.records)
+        last = {r.cell_id: i for i, r in enumerate(records) if r.cell_id is not None}
         states: list[CellState] = []
-        for position, (cell, record) in enumerate(ran):
-            if record is None:
+        for cell in code:
+            if cell.id not in last:
                 states.append(CellState(cell, None))
                 continue
+            record = records[last[cell.id]]
             edited = record.source_hash != source_hash(cell.source)
-            below = [c for c, r in ran[position + 1 :] if r is not None and r.count < record.count]
-            states.append(CellState(cell, record, edited, below[0] if below else None))
+            changed = _changed_after(record, records[last[cell.id] + 1 :], cells)
+            states.append(CellState(cell, record, edited, changed))
         return states
 
     def binding_note(self, name: str, cells: Sequence[CellInfo] | None) -> str | None:
@@ -105,8 +126,15 @@ class ExecutionLog:
         if cells is not None and cell is None:
             return text + ", a cell no longer in the notebook"
         if cell is not None and source_hash(cell.source) != record.source_hash:
-            return text + ", whose source has changed since: the value comes from the old source"
-        return text
+            text += ", whose source has changed since: the value comes from the old source"
+        return text + self._written_since(name, record, cells or [])
+
+    def _written_since(self, name: str, bound: Execution, cells: Sequence[CellInfo]) -> str:
+        """`; changed in place since by …` when a later execution wrote into the object."""
+        records = list(self.records)
+        later = records[len(records) - records[::-1].index(bound) :]
+        writer = next((r for r in reversed(later) if name in r.writes), None)
+        return "" if writer is None else f"; changed in place since by {_execution_label(writer, cells)}"
 
 
 def stale_summary(states: Iterable[CellState]) -> str | None:
@@ -119,6 +147,20 @@ def stale_summary(states: Iterable[CellState]) -> str | None:
         "come from what ran, not from the source you see; re-run them (RunCell) before relying on them:\n"
         + "\n".join(lines)
     )
+
+
+def _changed_after(ran: Execution, later: Sequence[Execution], cells: Sequence[CellInfo]) -> Change | None:
+    """The latest execution after `ran` that changed a name `ran` read (None: nothing it read changed)."""
+    for record in reversed(later):
+        names = sorted(record.changed & ran.reads)
+        if names:
+            return Change(tuple(names), _execution_label(record, cells))
+    return None
+
+
+def _execution_label(record: Execution, cells: Sequence[CellInfo]) -> str:
+    cell = next((c for c in cells if c.id == record.cell_id), None)
+    return cell_label(cell) if cell is not None else f"execution [{record.count}]"
 
 
 def _names(state: CellState) -> str:

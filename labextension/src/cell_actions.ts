@@ -244,7 +244,10 @@ class CellActions {
       caption: 'Insert and run a `%goat resume` cell below: the saved conversations, newest first',
       isVisible: () => this.enabled,
       isEnabled: () => this.enabled && !!this.tracker.currentWidget?.content.activeCell,
-      execute: () => this.runBelow('%goat resume')
+      execute: async () => {
+        const panel = this.tracker.currentWidget;
+        await this.runBelow(panel && (await goatLoaded(panel)) ? RESUME : `${LOAD_GOAT}\n${RESUME}`);
+      }
     });
   }
 
@@ -356,3 +359,33 @@ export const cellActionsPlugin: JupyterFrontEndPlugin<void> = {
     }
   }
 };
+
+const RESUME = '%goat resume';
+const LOAD_GOAT = '%load_ext goat_jupyter';
+const ASKED_LOADED = "'goat' in get_ipython().magics_manager.magics['line']";
+const ASK_TIMEOUT_MS = 3000;
+
+/** A user expression's answer in an execute reply. */
+interface IExpression {
+  status?: string;
+  data?: Record<string, unknown>;
+}
+
+/** Whether the notebook's kernel has goat loaded (a silent question; false when it cannot say in
+ * time: a busy kernel, none running), so `%goat resume` runs in a kernel where goat is not loaded. */
+async function goatLoaded(panel: NotebookPanel): Promise<boolean> {
+  const kernel = panel.sessionContext.session?.kernel;
+  if (!kernel) {
+    return false;
+  }
+  const asked = kernel
+    .requestExecute({ code: '', silent: true, store_history: false, user_expressions: { goat: ASKED_LOADED } })
+    .done.then(reply => {
+      const content = reply.content as { status: string; user_expressions?: Record<string, IExpression> };
+      const answer = content.status === 'ok' ? content.user_expressions?.goat : undefined;
+      return answer?.status === 'ok' && answer.data?.['text/plain'] === 'True';
+    })
+    .catch(() => false);
+  const late = new Promise<boolean>(resolve => setTimeout(() => resolve(false), ASK_TIMEOUT_MS));
+  return Promise.race([asked, late]);
+}

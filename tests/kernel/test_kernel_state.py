@@ -1,5 +1,5 @@
-"""What the kernel ran, against the notebook: a cell edited after it ran and a cell run out of order
-are marked in Read, KernelInspect says which execution last set a name (and that its cell changed),
+"""What the kernel ran, against the notebook: a cell edited after it ran and a stale cell (it reads a
+variable another cell changed after it ran; running out of order alone marks nothing) are marked in Read, KernelInspect says which execution last set a name (and that its cell changed),
 and the next turn's system reminder names the stale cells."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")
 NB = "nb.ipynb"
 TURNS = [
     tool_turn("Read", {"file_path": NB}, match="[stale]"),
-    tool_turn("KernelInspect", {"expression": "a + b"}, match="[stale]"),
+    tool_turn("KernelInspect", {"expression": "a + d"}, match="[stale]"),
     text_turn("Seen.", match="[stale]"),
     tool_turn("RunCell", {"cell_id": "cell-0"}, match="[rerun]"),
     tool_turn("KernelInspect", {"expression": "a"}, match="[rerun]"),
@@ -65,16 +65,21 @@ def request_with(server: ReplayServer, tag: str) -> list[dict[str, Any]]:
 async def test_stale_cells_are_marked_for_the_model(kernel: KernelSession, server: ReplayServer) -> None:
     cells = [
         new_cell("code", "a = 1"),
-        new_cell("code", "b = 2"),
+        new_cell("code", "b = [a]"),
         new_cell("code", "c = 3"),
+        new_cell("code", "d = len(b)"),
         new_cell("code", ""),
+        new_cell("code", "b.append(2)"),
     ]
+    ids = [cell["id"] for cell in cells]
     frontend = FakeNotebookFrontend(NB, cells, server_root=str(kernel.cwd)).attach(kernel)
     first = await run_as_user(kernel, cells[0])
     third = await run_as_user(kernel, cells[2])
-    second = await run_as_user(kernel, cells[1])  # out of order: the cell below it ran first
-    frontend.user_edit(cells[0]["id"], "a = 100")  # edited after it ran
-    goat = cells[3]
+    second = await run_as_user(kernel, cells[1])  # out of order (cell 3 ran first): by itself nothing
+    fourth = await run_as_user(kernel, cells[3])
+    sixth = await run_as_user(kernel, cells[5])  # changes b in place: cell 4, which reads b, is stale
+    frontend.user_edit(ids[0], "a = 100")  # edited after it ran
+    goat = cells[4]
     goat["source"] = "%%goat\n[stale] what is in the kernel?"
     result = await kernel.execute(
         "%%goat --new\n[stale] what is in the kernel?", timeout=120, metadata={"cellId": goat["id"]}
@@ -85,32 +90,31 @@ async def test_stale_cells_are_marked_for_the_model(kernel: KernelSession, serve
     prompt = next(
         str(m["content"]) for m in messages if m["role"] == "user" and "[stale]" in str(m["content"])
     )
+    stale_d = f"stale: reads `b`, which cell 6 (id {ids[5]}) changed after this cell ran"
     assert "<system-reminder>" in prompt and "Kernel state vs the notebook" in prompt
-    assert f"cell 1 (id {cells[0]['id']}): ran as [{first}], edited since it ran; names it set: a" in prompt
-    assert (
-        f"cell 2 (id {cells[1]['id']}): ran as [{second}], out of order: cell 3 (id {cells[2]['id']})"
-        in prompt
-    )
-    assert f"cell 3 (id {cells[2]['id']}): " not in prompt, "the cell run in order is not stale"
+    assert f"cell 1 (id {ids[0]}): ran as [{first}], edited since it ran; names it set: a" in prompt
+    assert f"cell 4 (id {ids[3]}): ran as [{fourth}], {stale_d}; names it set: d" in prompt
+    assert "out of order" not in prompt
+    for quiet in (1, 2, 5):
+        assert f"cell {quiet + 1} (id {ids[quiet]}): " not in prompt, "it reads nothing changed since"
 
     read, inspected = [str(m["content"]) for m in messages if m["role"] == "tool"]
     assert (
-        f'id="{cells[0]["id"]}" type="code" execution_count="{first}" kernel="ran as [{first}], edited since it ran"'
+        f'id="{ids[0]}" type="code" execution_count="{first}" kernel="ran as [{first}], edited since it ran"'
         in read
     )
-    assert (
-        f'kernel="ran as [{second}], out of order: cell 3 (id {cells[2]["id"]}) below it ran before it"'
-        in read
-    )
+    assert f'execution_count="{second}" kernel="ran as [{second}]"' in read
     assert f'execution_count="{third}" kernel="ran as [{third}]"' in read
+    assert f'execution_count="{fourth}" kernel="ran as [{fourth}], {stale_d}"' in read
+    assert f'execution_count="{sixth}" kernel="ran as [{sixth}]"' in read
     assert f'id="{goat["id"]}" type="code">' in read, "a %%goat prompt gets no kernel state"
     assert (
-        f"`a` was last set by cell 1 (id {cells[0]['id']}), execution [{first}] (run by the user), "
+        f"`a` was last set by cell 1 (id {ids[0]}), execution [{first}] (run by the user), "
         "whose source has changed since" in inspected
     )
     assert (
-        f"`b` was last set by cell 2 (id {cells[1]['id']}), execution [{second}] (run by the user); that cell "
-        f"ran out of order (cell 3 (id {cells[2]['id']}) below it ran before it)" in inspected
+        f"`d` was last set by cell 4 (id {ids[3]}), execution [{fourth}] (run by the user); that cell is "
+        f"{stale_d}" in inspected
     )
 
 

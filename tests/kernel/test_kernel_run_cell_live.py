@@ -15,7 +15,14 @@ import pytest_asyncio
 
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import CellResult, KernelSession, Message, prepare_workspace, replay_kernel_env
+from tests.kernel_harness import (
+    CellResult,
+    KernelSession,
+    Message,
+    goat_kernel,
+    prepare_workspace,
+    replay_kernel_env,
+)
 from tests.notebook_frontend import FakeNotebookFrontend, new_cell
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")]
@@ -45,13 +52,10 @@ async def server() -> AsyncIterator[ReplayServer]:
 async def kernel(
     server: ReplayServer, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[KernelSession]:
-    workspace = tmp_path_factory.mktemp("kernel-run-live")
+    workspace = tmp_path_factory.mktemp("kernel-run-live") / "ws"
+    workspace.mkdir()
     prepare_workspace(workspace)
-    async with KernelSession(
-        workspace, replay_kernel_env(workspace.parent / "home-run-live", server.url)
-    ) as session:
-        loaded = await session.execute("%load_ext goat_jupyter")
-        assert loaded.status == "ok", loaded.error
+    async with goat_kernel(workspace, server.url) as session:
         yield session
 
 

@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import text_turn, tool_turn
-from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env
+from tests.kernel_harness import KernelSession, goat_kernel, prepare_workspace
 from tests.notebook_frontend import FakeNotebookFrontend, new_cell
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.asyncio(loop_scope="module")]
@@ -42,14 +42,11 @@ async def server() -> AsyncIterator[ReplayServer]:
 async def kernel(
     server: ReplayServer, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[KernelSession]:
-    workspace = tmp_path_factory.mktemp("kernel-stale")
+    workspace = tmp_path_factory.mktemp("kernel-stale") / "ws"
+    workspace.mkdir()
     prepare_workspace(workspace)
     (workspace / NB).write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
-    async with KernelSession(
-        workspace, replay_kernel_env(workspace.parent / "home-stale", server.url)
-    ) as session:
-        loaded = await session.execute("%load_ext goat_jupyter")
-        assert loaded.status == "ok", loaded.error
+    async with goat_kernel(workspace, server.url) as session:
         yield session
 
 

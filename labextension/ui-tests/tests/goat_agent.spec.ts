@@ -226,7 +226,7 @@ test.describe('the live notebook (issue 5)', () => {
     const undo = await outputOf(page, 'undo');
     await expectText(undo, 'Reverted %%goat run 1');
     await expect(undo).toContainText('restored the outputs of cell compute');
-    await expect(undo).toContainText('Could not be undone');
+    await expect(undo).toContainText('Not covered by a revert');
   }
 
   async function computeCell(page: IJupyterLabPageFixture) {

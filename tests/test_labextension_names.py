@@ -1,6 +1,7 @@
 """Names the labextension matches on must be the names the kernel uses: Fix with goat / Explain stay
 away from goat's own one-line endings only while `NOTHING_TO_FIX` (cell_actions.ts) spells their
-exception classes as the kernel does."""
+exception classes as the kernel does; the gutter's stale markers agree with the kernel's stale rule
+only while `MUTATORS` (pynames.ts) lists the methods cell_names.py counts as writes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+from goat_jupyter.kernel.cell_names import MUTATORS
 from goat_jupyter.kernel.magic import GoatInterruptedError
 from goat_jupyter.kernel.replay_run import ReplayStoppedError
 
@@ -42,3 +44,16 @@ def test_every_command_the_menus_name_is_one_the_extension_registers() -> None:
         "goat:ask-about-cell": ["G", "A"],
         "goat:toggle-lock": ["G", "L"],
     }
+
+
+def pynames_mutators() -> list[str]:
+    source = (LABEXTENSION / "src" / "pynames.ts").read_text(encoding="utf-8")
+    match = re.search(r"export const MUTATORS = (\[[^\]]*\]);", source)
+    assert match, "pynames.ts no longer declares MUTATORS as a list literal"
+    return json.loads(match.group(1).replace("'", '"'))
+
+
+def test_the_gutter_counts_the_same_method_calls_as_writes_as_the_kernel() -> None:
+    names = pynames_mutators()
+    assert len(names) == len(set(names)), "a method named twice in pynames.ts"
+    assert set(names) == MUTATORS, (set(names) - MUTATORS, MUTATORS - set(names))

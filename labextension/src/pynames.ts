@@ -3,8 +3,9 @@
  * them: what the stale markers need to mark only cells that depend on a changed variable (marimo's
  * rule). An approximation without a Python parser: strings and comments are dropped (an f-string's
  * `{expressions}` are kept), names local to a function, lambda or comprehension are not the
- * cell's; writing into an object (`df["a"] = 1`, `obj.x += 1`) changes `df` and `obj`, as
- * binding them does; attributes and keyword-argument names are no variables. IPython magics and shell lines bind nothing; a cell magic other than the timing and
+ * cell's; writing into an object (`df["a"] = 1`, `obj.x += 1`, `lst.append(x)`, any call with
+ * `inplace=True`, `setattr(obj, ...)`) changes `df`, `obj` and `lst`, as binding them does (the kernel's
+ * rule, goat_jupyter/kernel/cell_names.py); attributes and keyword-argument names are no variables. IPython magics and shell lines bind nothing; a cell magic other than the timing and
  * capture ones makes the whole cell bind and read nothing (`%%goat`, `%%bash`, `%%html`, ...).
  */
 
@@ -21,6 +22,31 @@ const KEYWORDS = new Set(
     'from global if import in is lambda nonlocal not or pass raise return try while with yield'
   ).split(' ')
 );
+/** Methods that change their object (lists, dicts, sets, numpy arrays); others only with
+ * `inplace=True`. The same list as the kernel's MUTATORS (cell_names.py); a Python test keeps them equal. */
+export const MUTATORS = [
+  'append',
+  'extend',
+  'insert',
+  'pop',
+  'remove',
+  'clear',
+  'update',
+  'add',
+  'discard',
+  'sort',
+  'reverse',
+  'setdefault',
+  'popitem',
+  'difference_update',
+  'intersection_update',
+  'symmetric_difference_update',
+  'fill',
+  'resize',
+  'put',
+  'itemset'
+];
+const MUTATOR_SET = new Set(MUTATORS);
 const PYTHON_CELL_MAGICS = /^%%(time|timeit|capture)\b/;
 const STRING = /([rRbBuUfF]{0,2})('''|"""|'|")/y;
 
@@ -226,6 +252,69 @@ function bindings(text: string): { binds: string[]; read: string } {
   };
 }
 
+/** The bracket text of the call whose `(` is at `open` (up to its matching `)` or the end). */
+function callArguments(text: string, open: number): string {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    depth += '([{'.includes(text[i]) ? 1 : ')]}'.includes(text[i]) ? -1 : 0;
+    if (depth === 0) {
+      return text.slice(open + 1, i);
+    }
+  }
+  return text.slice(open + 1);
+}
+
+/** The root name of the object expression that ends just before `end` (`df`, for `df.a[0].b()`),
+ * walking back over attributes, subscripts and calls; null when it starts with no name. */
+function rootBefore(text: string, end: number): string | null {
+  let i = end;
+  let root: string | null = null;
+  for (;;) {
+    while (i > 0 && text[i - 1] === ' ') {
+      i--;
+    }
+    if (')]}'.includes(text[i - 1] ?? '(')) {
+      let depth = 0;
+      do {
+        i--;
+        depth += ')]}'.includes(text[i]) ? 1 : '([{'.includes(text[i]) ? -1 : 0;
+      } while (i > 0 && depth > 0);
+      root = null;
+      continue;
+    }
+    const name = /[A-Za-z_]\w*$/.exec(text.slice(0, i));
+    if (!name) {
+      return root;
+    }
+    i -= name[0].length;
+    root = name[0];
+    const before = text.slice(0, i).trimEnd();
+    if (!before.endsWith('.')) {
+      return KEYWORDS.has(root) ? null : root;
+    }
+    i = before.length - 1;
+  }
+}
+
+/** Names whose objects a statement changes by a call: `lst.append(x)`, `df.x.sort_values(inplace=True)`,
+ * `setattr(obj, 'a', 1)` / `delattr(obj, 'a')` (the root name of the object called on). */
+function calledChanges(text: string): string[] {
+  const changed: string[] = [];
+  for (const match of text.matchAll(/\.\s*([A-Za-z_]\w*)\s*\(/g)) {
+    const args = callArguments(text, match.index! + match[0].length - 1);
+    if (MUTATOR_SET.has(match[1]) || /(?:^|[,(\s])inplace\s*=\s*True\b/.test(args)) {
+      const root = rootBefore(text, match.index!);
+      if (root) {
+        changed.push(root);
+      }
+    }
+  }
+  for (const match of text.matchAll(/(?<![\w.])(?:setattr|delattr)\s*\(\s*([A-Za-z_]\w*)/g)) {
+    changed.push(match[1]);
+  }
+  return changed;
+}
+
 /** Names read by an expression text (not attributes, keyword-argument names or keywords). */
 function readNames(text: string): string[] {
   const locals = innerLocals(text);
@@ -264,6 +353,9 @@ export function cellNames(source: string): INames {
     readNames(found.read).filter(name => !binds.has(name)).forEach(name => reads.add(name));
     found.binds.forEach(name => binds.add(name));
     const def = /^(?:async\s+)?(def|class)\s+\w+\s*(?:\((.*)\))?/.exec(statement.text);
+    if (!def) {
+      calledChanges(statement.text.replace(/\blambda\b.*/, '')).forEach(name => binds.add(name));
+    }
     if (def) {
       const params = def[1] === 'def' ? paramNames(def[2] ?? '') : [];
       readNames(def[1] === 'class' ? def[2] ?? '' : '').forEach(name => reads.add(name)); // base classes

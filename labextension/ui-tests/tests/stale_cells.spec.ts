@@ -45,6 +45,32 @@ test('a cell edited since it ran, and one that reads a variable changed later, w
   await expect(marker(page, 1)).toHaveCount(0);
 });
 
+test('a method call that changes an object (lst.append) marks the cells that read it, as the kernel does', async ({
+  page
+}) => {
+  await page.notebook.createNew('stale_append.ipynb');
+  await setSource(page, 0, 'lst = [1]');
+  await page.notebook.addCell('code', 'print(len(lst))');
+  await page.notebook.addCell('code', 'lst.append(2)');
+  await page.notebook.addCell('code', 'print(lst.copy())');
+  for (const index of [0, 1, 3]) {
+    await page.notebook.runCell(index, { inplace: true });
+  }
+  await expect(marker(page, 1)).toHaveCount(0);
+
+  await page.notebook.runCell(2, { inplace: true });
+  await expect(marker(page, 1)).toHaveText('stale');
+  await expect(marker(page, 1)).toHaveAttribute('title', /uses lst, which cell 3 changed after this cell ran/);
+  await expect(marker(page, 3)).toHaveText('stale'); // `lst.copy()` reads lst
+  await expect(marker(page, 2)).toHaveCount(0);
+
+  await page.notebook.runCell(1, { inplace: true });
+  await page.notebook.runCell(3, { inplace: true }); // `lst.copy()` changes nothing: cell 2 stays unmarked
+  await expect(marker(page, 3)).toHaveCount(0);
+  await expect(marker(page, 1)).toHaveCount(0);
+  await expect(marker(page, 2)).toHaveCount(0);
+});
+
 const HELLO_CELL = `
 import asyncio, time
 from comm import create_comm

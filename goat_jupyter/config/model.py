@@ -39,6 +39,7 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
 
 OutputStyle = Literal["default", "explain", "tutor"]
 OUTPUT_STYLES: tuple[OutputStyle, ...] = ("default", "explain", "tutor")
+CiteNumbers = Literal["off", "remind"]  # numbers an answer states uncited: kernel/cite_run.py
 ReplayMode = Literal["auto", "always", "never"]  # a %%goat cell's recording: kernel/replay_run.py
 REPLAY_MODES: tuple[ReplayMode, ...] = ("auto", "always", "never")
 
@@ -91,6 +92,9 @@ class Settings(BaseModel):
     # A tool result longer than this is stored whole under the session folder; the model gets its
     # ends and the path (represent/spill.py).
     large_output_chars: Annotated[int, FREE] = Field(default=8_000, ge=1_000)
+    # remind: numbers an answer states with no [cell N] citation get a note to the model (classrooms);
+    # only the user sets it, so the model cannot switch its own reminder off.
+    cite_numbers: Annotated[CiteNumbers, USER] = "off"
     # Small and local models (issue 23): where the model is served, the tool set, text tool calls.
     api_base: Annotated[str | None, USER] = (
         None  # an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8089/v1

@@ -14,7 +14,7 @@ NUMBER_PATTERN = (
     r"(?:[eE](?P<exp>[-+]?\d{1,3}))?(?:(?P<pct>[ \t]?%)|(?P<suffix>[kKMB]|bn)\b)?(?![\w]|[.,]\d)"
 )
 _NUMBER = re.compile(NUMBER_PATTERN)
-_SAME = 1e-9  # float noise allowed on top of the written rounding
+_SAME = 1e-9  # float noise allowed on top of the written rounding (and a few units in the last place)
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,9 @@ def _same_number(cited: Number, shown: Number) -> bool:
     if not (math.isfinite(cited.value) and math.isfinite(cited.tolerance)):
         return shown.text == cited.text
     for scale in _scales(cited.percent, shown.percent):
-        if abs(abs(shown.value * scale) - abs(cited.value)) <= cited.tolerance * (1 + _SAME) + _SAME:
+        seen = abs(shown.value * scale)
+        noise = cited.tolerance * _SAME + 4 * math.ulp(max(seen, abs(cited.value)))
+        if abs(seen - abs(cited.value)) <= cited.tolerance + noise:
             return True
     return False
 

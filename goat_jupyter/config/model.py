@@ -92,15 +92,15 @@ class Settings(BaseModel):
     # A tool result longer than this is stored whole under the session folder; the model gets its
     # ends and the path (represent/spill.py).
     large_output_chars: Annotated[int, FREE] = Field(default=8_000, ge=1_000)
-    # remind: numbers an answer states with no [cell N] citation get a note to the model (classrooms);
-    # only the user sets it, so the model cannot switch its own reminder off.
-    cite_numbers: Annotated[CiteNumbers, USER] = "off"
     # Small and local models (issue 23): where the model is served, the tool set, text tool calls.
     api_base: Annotated[str | None, USER] = (
         None  # an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8089/v1
     )
     tool_profile: Annotated[ToolProfile, USER] = "auto"  # auto: lean for small windows and local endpoints
     text_tool_calls: Annotated[bool, USER] = True  # run one well-formed tool call a model wrote as text
+    # remind: numbers an answer states with no [cell N] citation get a note to the model (classrooms);
+    # only the user sets it, so the model cannot switch its own reminder off.
+    cite_numbers: Annotated[CiteNumbers, USER] = "off"
     local_prompt_tokens_per_s: Annotated[float, FREE] = Field(default=20.0, gt=0)  # slowest prompt reading
     permissions: Annotated[PermissionRules, RIGHTS] = Field(default_factory=PermissionRules)
     hooks: Annotated[dict[str, Any], RIGHTS] = Field(default_factory=dict)

@@ -4,6 +4,7 @@ but a citation is ever taken for one)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,9 @@ from goat_jupyter.citations import (
     parse_number,
     uncited_numbers,
 )
+from goat_jupyter.errors import InvalidInputError
+from goat_jupyter.settings import USER_KEYS, coerce_setting
+from goat_jupyter.tools import default_registry
 
 
 def number(text: str) -> Number:
@@ -220,3 +224,15 @@ def test_any_number_matches_itself_rounded_to_any_precision(value: float, decima
     shown = repr(value)
     cited = f"{value:.{decimals}f}"
     assert found_in(number(cited), shown), (cited, shown)
+
+
+@pytest.mark.parametrize("spelling", ["cite_numbers", "citeNumbers", "CITE_NUMBERS"])
+async def test_the_model_cannot_switch_its_reminder_off(tmp_path: Path, spelling: str) -> None:
+    """`cite_numbers` is the user's (a class's) setting: the Config tool refuses it in any spelling."""
+    registry = default_registry(cwd=tmp_path)
+    registry.session.settings.cite_numbers = "remind"
+    out = await registry.call("Config", {"setting": spelling, "value": "off"})
+    assert out.is_error and registry.session.settings.cite_numbers == "remind", out.content
+    assert coerce_setting("cite_numbers", "remind", USER_KEYS) == "remind"
+    with pytest.raises(InvalidInputError, match="off, or remind"):
+        coerce_setting("cite_numbers", "sometimes", USER_KEYS)

@@ -2,7 +2,8 @@
  * Issue 35, point 2 (default mode): a NotebookEdit approval is shown at its cell, far down a long
  * notebook. The notebook scrolls the target into view and highlights it, with the diff (edit), the
  * struck-through cell (delete) or the new source where it will go (insert); Deny removes all that and
- * leaves the notebook as it was, Allow applies the change; a reload while it waits draws it again.
+ * leaves the notebook as it was, Allow applies the change; a reload while it waits draws it again;
+ * stopping the run or restarting the kernel clears it and unlocks the cell.
  */
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import { Locator } from '@playwright/test';
@@ -175,4 +176,52 @@ test('a NotebookEdit approval is shown at its cell until it is answered', async 
   await expectText(await outputOf(page, 'goat'), 'The three cell changes are done.');
   expect(await source(page, 'c33')).toBeUndefined();
   await expect(page.locator('.goat-approval-target, .goat-approval-note, .goat-approval-insert')).toHaveCount(0);
+});
+
+const STOP_TURNS: Turn[] = [
+  { match: '[stop]', text: '', tool_calls: [{ name: 'Read', arguments: { file_path: NB } }] },
+  { ...EDIT, match: '[stop]' },
+  { match: '[restart]', text: '', tool_calls: [{ name: 'Read', arguments: { file_path: NB } }] },
+  { ...EDIT, match: '[restart]' }
+];
+
+async function cellState(page: IJupyterLabPageFixture, id: string): Promise<{ readOnly: boolean; source: string }> {
+  return page.evaluate(cellId => {
+    const notebook = (window as any).jupyterapp.shell.currentWidget.content;
+    const cell = notebook.widgets.find((widget: any) => widget.model.id === cellId);
+    return { readOnly: cell.readOnly as boolean, source: cell.model.sharedModel.getSource() as string };
+  }, id);
+}
+
+test('stopping the run or restarting the kernel clears the mark and unlocks the cell', async ({ page, tmpPath }) => {
+  const cells: ICellSpec[] = [
+    { id: 'setup', cell_type: 'code', source: setupSource('stop.json') },
+    { id: 'goat', cell_type: 'code', source: '%%goat\n[stop] Change c36.' },
+    { id: 'again', cell_type: 'code', source: '%%goat\n[restart] Change c36.' }
+  ];
+  for (let i = 0; i < FILLERS; i++) {
+    cells.push({ id: `c${i}`, cell_type: 'code', source: `x${i} = ${i}` });
+  }
+  await putCassette(page, `${tmpPath}/stop.json`, STOP_TURNS);
+  await putNotebook(page, `${tmpPath}/${NB}`, cells);
+  await openNotebook(page, `${tmpPath}/${NB}`);
+  await startGoat(page, 'setup');
+  const drawn = page.locator('.goat-approval-target, .goat-approval-note');
+
+  // The stop button's interrupt: the run ends, and with it the mark and the lock.
+  await startCell(page, 'goat');
+  await marked(page, 'c36');
+  expect((await cellState(page, 'c36')).readOnly).toBe(true);
+  const kernelId = await page.evaluate(() => (window as any).jupyterapp.shell.currentWidget.sessionContext.session.kernel.id);
+  expect((await page.request.post(`/api/kernels/${kernelId}/interrupt`)).ok()).toBe(true);
+  await expect(drawn).toHaveCount(0, { timeout: 30_000 });
+  expect(await cellState(page, 'c36')).toEqual({ readOnly: false, source: 'x36 = 36' });
+
+  // A restart: the kernel cannot say anything any more; the notebook clears the mark by itself.
+  await startCell(page, 'again');
+  await expectButton(await outputOf(page, 'again'), 'Deny');
+  await expect(cellById(page, 'c36')).toHaveClass(TARGET, { timeout: 30_000 });
+  expect((await page.request.post(`/api/kernels/${kernelId}/restart`)).ok()).toBe(true);
+  await expect(drawn).toHaveCount(0, { timeout: 30_000 });
+  expect(await cellState(page, 'c36')).toEqual({ readOnly: false, source: 'x36 = 36' });
 });

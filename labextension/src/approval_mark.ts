@@ -183,6 +183,9 @@ function element(tag: 'div' | 'pre', className: string, text: string): HTMLEleme
   return node;
 }
 
+/** Kernel states that mean every run is over (a restarted kernel starts again). */
+const GONE = ['starting', 'restarting', 'autorestarting', 'dead', 'terminating'];
+
 /** Runs `clear` once the execute request `msgId` is done, or the kernel restarts or goes away. */
 function clearWhenRunEnds(panel: NotebookPanel, msgId: string | undefined, clear: () => void): void {
   const kernel = panel.sessionContext.session?.kernel;
@@ -197,13 +200,13 @@ function clearWhenRunEnds(panel: NotebookPanel, msgId: string | undefined, clear
   };
   const onMessage = (_sender: Kernel.IKernelConnection, msg: KernelMessage.IIOPubMessage) => {
     const parent = msg.parent_header as Partial<KernelMessage.IHeader>;
-    const state = (msg.content as JSONObject)['execution_state'];
-    if (msg.header.msg_type === 'status' && state === 'idle' && parent.msg_id === msgId) {
+    const state = String((msg.content as JSONObject)['execution_state']);
+    if (msg.header.msg_type === 'status' && ((state === 'idle' && parent.msg_id === msgId) || GONE.includes(state))) {
       done();
     }
   };
   const onStatus = (_sender: Kernel.IKernelConnection, status: Kernel.Status) => {
-    if (['restarting', 'autorestarting', 'dead', 'terminating'].includes(status)) {
+    if (GONE.includes(status)) {
       done();
     }
   };

@@ -212,7 +212,9 @@ async def test_subagents_cannot_load_what_their_type_leaves_out(tmp_path: Path) 
         assert not {"Delete", "Move", "RunCode", "TaskStop"} & set(loaded), (query, loaded)
     assert (await run_search(explore, "select:LS,WebFetch")).startswith("Loaded: LS, WebFetch.")
     for name in ("TaskOutput", "TaskStop", "ExitPlanMode", "Agent", "AskUserQuestion"):
-        assert (await run_search(general, f"select:{name}")).startswith("No tool matches")
+        assert (await run_search(general, f"select:{name}")).startswith(
+            "No tool this session may use matches"
+        )
     offer = make_offer(explore, set(), ["Delete", "Move", "LS"], 2_000, tools_tokens)
     assert [
         t["function"]["name"] for t in offer.sent if t["function"]["name"] in ("Delete", "Move", "LS")

@@ -13,6 +13,7 @@ from goat_jupyter.tools.offer import LOADED, SEARCH_TOOL, ToolDef, name_of, offe
 _SELECT = "select:"
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+SUMMARY_CHARS = 200  # of a found tool's description (an MCP server's may be a page)
 _STOP = frozenset({"a", "an", "the", "to", "of", "for", "and", "or", "in", "on", "with", "tool", "tools"})
 
 
@@ -78,7 +79,7 @@ def search(
 
 def _summary(tool: ToolDef) -> str:
     function = tool["function"]
-    first = str(function.get("description", "")).strip().split("\n", 1)[0]
+    first = str(function.get("description", "")).strip().split("\n", 1)[0][:SUMMARY_CHARS]
     properties = cast(dict[str, Any], function["parameters"].get("properties", {}))
     required = set(cast(list[str], function["parameters"].get("required", [])))
     fields = ", ".join(name if name in required else f"{name}?" for name in properties)
@@ -100,8 +101,10 @@ class ToolSearchTool(Tool[ToolSearchInput]):
         hints = {} if registry is None else registry.search_hints()
         found = search(args.query, tools, args.max_results, hints)
         if not found:
-            names = ", ".join(sorted(name_of(tool) for tool in tools))
-            return f"No tool matches {args.query!r}. The tools this session can use: {names}."
+            return (
+                f"No tool this session may use matches {args.query!r}. Try other words, or select: "
+                "a name from the list in ToolSearch's description."
+            )
         names = [name_of(tool) for tool in found]
         lines = [f"{LOADED}{', '.join(names)}.", "Call them from your next turn:", *map(_summary, found)]
         return ToolOutput("\n".join(lines), metadata={"loaded": names})

@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from goat_jupyter.agent.compaction import compact
-from goat_jupyter.agent.context import Budget, budget_for, prune_point, pruned_view, request_tokens
+from goat_jupyter.agent.context import (
+    Budget,
+    budget_for,
+    prune_point,
+    pruned_view,
+    request_tokens,
+    tools_tokens,
+)
 from goat_jupyter.agent.lean import LEAN_PROMPT, lean_tools, note_block, profile_for
 from goat_jupyter.agent.llm import LLMClient, Meter
 from goat_jupyter.agent.prompts import BASE_PROMPT, reminder, session_context, system_prompt
@@ -15,10 +22,9 @@ from goat_jupyter.agent.session import Message, Session
 from goat_jupyter.tools.catalog import ToolCatalog
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.events import EventSink, Notice
+from goat_jupyter.tools.offer import loaded_tools, make_offer, offered_tools, unusable_tools
 
 EPHEMERAL = {"type": "ephemeral"}
-MCP_RESOURCE_TOOLS = ("ListMcpResources", "ReadMcpResource")
-KERNEL_TOOLS = ("RunCell", "KernelInspect")
 
 
 @dataclass
@@ -38,43 +44,6 @@ def wants_cache_markers(model: str) -> bool:
 
 def kilo(tokens: int) -> str:
     return f"{tokens / 1000:.0f}k" if tokens >= 10_000 else f"{tokens / 1000:.1f}k"
-
-
-def _unusable(services: Services) -> set[str]:
-    """Tools this session could not run, so they are not offered (they cost tokens every turn)."""
-    hidden: set[str] = set()
-    if services.mcp is None or not services.mcp.connections:
-        hidden.update(MCP_RESOURCE_TOOLS)
-    if services.kernel is None:
-        hidden.update(KERNEL_TOOLS)
-    return hidden
-
-
-def lean_schema(value: Any) -> Any:
-    """A JSON schema without what costs tokens and tells the model nothing: `additionalProperties:
-    false` (inputs are validated anyway) and `default: false` on flags."""
-    if isinstance(value, list):
-        return [lean_schema(item) for item in cast(list[Any], value)]
-    if not isinstance(value, dict):
-        return value
-    out: dict[str, Any] = {}
-    for key, item in cast(dict[str, Any], value).items():
-        if (key == "additionalProperties" or key == "default") and item is False:
-            continue
-        out[key] = lean_schema(item)
-    return out
-
-
-def offered_tools(registry: ToolCatalog, hidden: set[str]) -> list[dict[str, Any]]:
-    """The tool definitions sent to the model: usable tools only, lean schemas."""
-    tools: list[dict[str, Any]] = []
-    for tool in registry.llm_tools():
-        function = tool["function"]
-        if function["name"] not in hidden:
-            tools.append(
-                {**tool, "function": {**function, "parameters": lean_schema(function["parameters"])}}
-            )
-    return tools
 
 
 def _marked(message: Message) -> Message:
@@ -173,14 +142,20 @@ class ContextKeeper:
         return [{"role": "user", "content": note_block(state.preamble, self.lean())}]
 
     def tools(self) -> list[dict[str, Any]]:
-        """The offered tool definitions, rebuilt only when the set of tools or the profile changes."""
+        """The offered tool definitions, rebuilt only when the set of tools, the profile or the tools
+        the history loaded change. The lean profile offers its core tools, nothing deferred."""
         state = self.session.context
-        hidden = _unusable(self.services)
+        hidden = unusable_tools(self.services)
         profile = self.profile()
-        key = (profile, *(name for name in self.registry.names() if name not in hidden))
+        loaded = loaded_tools(self.session.messages) if profile == "full" else []
+        budget = self.session.settings.mcp_tools_budget
+        names = (name for name in self.registry.names() if name not in hidden)
+        key = (profile, str(budget), *names, "|", *loaded)
         if state.tools is None or state.tools_key != key:
-            tools = offered_tools(self.registry, hidden)
-            state.tools = lean_tools(tools) if profile == "lean" else tools
+            if profile == "lean":
+                state.tools = lean_tools(offered_tools(self.registry, hidden))
+            else:
+                state.tools = make_offer(self.registry, hidden, loaded, budget, tools_tokens).sent
             state.tools_key = key
         return state.tools
 

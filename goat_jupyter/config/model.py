@@ -92,6 +92,9 @@ class Settings(BaseModel):
     # A tool result longer than this is stored whole under the session folder; the model gets its
     # ends and the path (represent/spill.py).
     large_output_chars: Annotated[int, FREE] = Field(default=8_000, ge=1_000)
+    # MCP tool definitions sent with every request, in tokens; a server whose tools pass what is left
+    # is deferred behind ToolSearch (tools/offer.py). A limit: a project's server cannot raise it.
+    mcp_tools_budget: Annotated[int, LIMIT] = Field(default=2_000, ge=0)
     # Small and local models (issue 23): where the model is served, the tool set, text tool calls.
     api_base: Annotated[str | None, USER] = (
         None  # an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8089/v1

@@ -25,6 +25,7 @@ FREE_TOOLS = frozenset(
     {
         "TodoWrite",
         "TodoRead",
+        "ToolSearch",
         "TaskOutput",
         "BashOutput",
         "TaskStop",

@@ -36,6 +36,10 @@ class Tool(ABC, Generic[InputT]):
     spills: ClassVar[bool] = True  # results over `large_output_chars` are stored whole (tools/runner.py)
     description_file: ClassVar[str | None] = None  # defaults to <module>.md beside the module
     hidden: ClassVar[bool] = False  # aliases: callable, but not offered to the model
+    # Rarely used: its schema is sent only once ToolSearch loads it (tools/offer.py); the hint says
+    # in a few words what it is for, in ToolSearch's list of the tools to load.
+    deferred: ClassVar[bool] = False
+    search_hint: ClassVar[str] = ""
 
     def __init__(self) -> None:
         self._description: str | None = None
@@ -53,6 +57,11 @@ class Tool(ABC, Generic[InputT]):
     def parameters_schema(self) -> dict[str, Any]:
         """The input JSON Schema, generated once per tool class (pydantic's generation is slow)."""
         return _schema_for(self.input_model)
+
+    def budget_group(self) -> str | None:
+        """The MCP server whose tools share the token budget before they are deferred; None for a
+        built-in."""
+        return None
 
     def title_for(self, args: InputT) -> str:
         """One line that names what this call does, for the cell and approvals."""

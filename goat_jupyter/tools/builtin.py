@@ -16,6 +16,7 @@ from goat_jupyter.tools.conversation.config import ConfigTool
 from goat_jupyter.tools.conversation.exit_plan_mode import ExitPlanModeTool
 from goat_jupyter.tools.conversation.todo_read import TodoReadTool
 from goat_jupyter.tools.conversation.todo_write import TodoWriteTool
+from goat_jupyter.tools.conversation.tool_search import ToolSearchTool
 from goat_jupyter.tools.files.delete import DeleteTool
 from goat_jupyter.tools.files.edit import EditTool
 from goat_jupyter.tools.files.ls import LSTool
@@ -64,6 +65,7 @@ _BUILTIN: tuple[type[Tool[ToolInput]], ...] = (
     TodoReadTool,
     RunCellTool,
     KernelInspectTool,
+    ToolSearchTool,  # the last offered: its list of deferred tools changes when MCP servers connect
     BashOutputTool,
     KillShellTool,
 )  # pyright: ignore[reportAssignmentType]

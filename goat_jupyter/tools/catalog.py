@@ -86,6 +86,10 @@ class ToolCatalog:
         child.with_allowed(*self._allowed)
         return child
 
+    def search_hints(self) -> dict[str, str]:
+        """The deferred tools' few words on their purpose, which ToolSearch matches too."""
+        return {tool.name: tool.search_hint for tool in self.tools() if tool.search_hint}
+
     def llm_tools(self) -> list[dict[str, Any]]:
         """Every tool in OpenAI function format, descriptions rendered for this session; the managed
         policy's disabled tools are left out."""

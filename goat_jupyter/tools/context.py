@@ -32,12 +32,23 @@ def _no_progress(*, title: str | None = None, output: str | None = None) -> None
     return None
 
 
+class ToolList(Protocol):
+    """The tools an agent may call, as definitions for the model (tools/catalog.py's ToolCatalog)."""
+
+    def llm_tools(self) -> list[dict[str, Any]]: ...
+
+    def search_hints(self) -> dict[str, str]: ...  # tool name -> what ToolSearch also matches
+
+
 class CallHost(Protocol):
     """What a running tool sees of the executor running it (tools/runner.py's Executor)."""
 
     def read_deny_checker(self, session: SessionState) -> Callable[[Path], str | None] | None: ...
 
     def allowed_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def registry(self) -> ToolList: ...  # the tools this agent may call (a subagent's subset)
 
 
 class Interaction(Protocol):

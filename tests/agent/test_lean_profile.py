@@ -51,7 +51,7 @@ async def test_the_lean_profile_offers_core_tools_only_and_costs_far_fewer_token
     for tool in lean["tools"]:
         assert len(tool["function"]["description"]) <= 120
     lean_tokens, full_tokens = tools_tokens(lean["tools"]), tools_tokens(full["tools"])
-    assert lean_tokens * 4 < full_tokens, (lean_tokens, full_tokens)
+    assert lean_tokens * 3 < full_tokens, (lean_tokens, full_tokens)  # full defers its rare tools
     assert len(json.dumps(lean["messages"][0])) < len(json.dumps(full["messages"][0]))
 
 

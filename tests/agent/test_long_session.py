@@ -179,14 +179,15 @@ def test_two_kernels_never_write_the_same_session_file(tmp_path: Path) -> None:
     assert [m["content"] for m in copied.messages] == ["one", "two"]
 
 
-def test_all_built_in_tool_definitions_fit_in_5500_cl100k_tokens(tmp_path: Path) -> None:
+def test_the_full_profile_sends_at_most_3650_cl100k_tokens_of_tool_definitions(tmp_path: Path) -> None:
     from goat_jupyter.agent.context import tools_tokens
-    from goat_jupyter.agent.context_keeper import offered_tools
     from goat_jupyter.tools import default_registry
+    from goat_jupyter.tools.offer import make_offer
 
-    every = offered_tools(default_registry(cwd=tmp_path), set())  # nothing hidden: the worst case
-    assert {t["function"]["name"] for t in every} >= {"Read", "Bash", "Agent", "RunCell", "ListMcpResources"}
-    assert tools_tokens(every) <= 5_500
+    # Nothing hidden (a kernel, MCP servers): the worst case; the rare tools wait behind ToolSearch.
+    sent = make_offer(default_registry(cwd=tmp_path), set(), [], 2_000, tools_tokens).sent
+    assert {t["function"]["name"] for t in sent} >= {"Read", "Bash", "Agent", "RunCell", "ToolSearch"}
+    assert tools_tokens(sent) <= 3_650
 
 
 def anthropic_rig(tmp_path: Path, server: ReplayServer) -> AgentRig:

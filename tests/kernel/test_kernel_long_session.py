@@ -195,8 +195,8 @@ async def test_an_mcp_server_that_needs_8_s_to_start_is_in_the_first_request(
     kernel, server = await start([text_turn("I can see the slow server's tools.")])
     cell = await kernel.execute("%%goat\nwhich tools do you have?", timeout=120)
     assert cell.status == "ok", cell.error
-    names = [t["function"]["name"] for t in server.requests[0]["tools"]]
-    assert "mcp__slow__echo" in names and "ListMcpResources" in names
+    tools = {t["function"]["name"]: t["function"] for t in server.requests[0]["tools"]}
+    assert "mcp__slow__echo" in tools and "ListMcpResources" in tools["ToolSearch"]["description"]
     assert "Waiting up to 30 s for MCP servers to start: slow" in cell.text()
 
 

@@ -12,6 +12,7 @@ import base64
 import os
 import sys
 import time
+from collections.abc import Callable
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -93,13 +94,33 @@ def pixel_resource() -> bytes:
     return PIXEL_PNG
 
 
+def stock_of(number: int) -> Callable[[str], str]:
+    def stock(sku: str) -> str:
+        return f"warehouse {number:03d} holds 7 of {sku}"
+
+    return stock
+
+
+def add_warehouses(count: int) -> None:
+    """`count` more tools, warehouse_000 ... (a server with hundreds of tools, issue 34)."""
+    for number in range(count):
+        server.add_tool(
+            stock_of(number),
+            name=f"warehouse_{number:03d}",
+            description=f"Stock level of one product in warehouse number {number:03d} of the chain.",
+            annotations=ToolAnnotations(read_only_hint=True),
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0, help="serve streamable HTTP on this port")
     parser.add_argument("--sse", type=int, default=0, help="serve the older SSE transport on this port")
     parser.add_argument("--slow-start", type=float, default=0.0, help="seconds to wait before serving")
     parser.add_argument("--fail-at-start", action="store_true", help="write to stderr and exit 2")
+    parser.add_argument("--warehouses", type=int, default=0, help="add this many warehouse_NNN tools")
     args = parser.parse_args()
+    add_warehouses(args.warehouses)
     if args.fail_at_start:
         print("demo server: refusing to start (on purpose)", file=sys.stderr)
         sys.exit(2)

@@ -37,17 +37,9 @@ from tests.process_helpers import wait_all_gone
 
 PARENT = "PARENT-PROMPT"
 SUBAGENT_NEVER = {"Agent", "AskUserQuestion", "ExitPlanMode", "TaskOutput", "TaskStop"}
-# No MCP server is configured here, so the MCP resource tools are not offered (issue 11).
-READ_ONLY_TOOLS = [
-    "Read",
-    "Glob",
-    "Grep",
-    "TodoWrite",
-    "WebFetch",
-    "WebSearch",
-    "LS",
-    "TodoRead",
-]
+# No MCP server is configured here, so the MCP resource tools are not offered (issue 11); WebFetch,
+# WebSearch, LS and TodoRead wait behind ToolSearch (issue 34).
+READ_ONLY_TOOLS = ["Read", "Glob", "Grep", "TodoWrite", "ToolSearch"]
 
 
 @dataclass

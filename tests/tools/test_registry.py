@@ -33,7 +33,7 @@ SEED_ORDER = [
     "AskUserQuestion",
     "Config",
 ]
-GOAT_ADDITIONS = ["LS", "Delete", "Move", "RunCode", "TodoRead", "RunCell", "KernelInspect"]
+GOAT_ADDITIONS = ["LS", "Delete", "Move", "RunCode", "TodoRead", "RunCell", "KernelInspect", "ToolSearch"]
 HIDDEN_ALIASES = ["BashOutput", "KillShell"]
 TEAM_TOOLS = ["TeamCreate", "SendMessage", "TeamDelete"]
 

@@ -15,6 +15,8 @@ class SendMessageInput(ToolInput):
 
 class SendMessageTool(Tool[SendMessageInput]):
     name = "SendMessage"
+    deferred = True
+    search_hint = "message a teammate"
     input_model = SendMessageInput
     side_effect = "none"
 

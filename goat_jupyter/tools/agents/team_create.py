@@ -23,6 +23,8 @@ class TeamCreateInput(ToolInput):
 
 class TeamCreateTool(Tool[TeamCreateInput]):
     name = "TeamCreate"
+    deferred = True
+    search_hint = "start an agent team"
     input_model = TeamCreateInput
     side_effect = "spawns"
 

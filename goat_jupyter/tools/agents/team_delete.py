@@ -14,6 +14,7 @@ class TeamDeleteInput(ToolInput):
 
 class TeamDeleteTool(Tool[TeamDeleteInput]):
     name = "TeamDelete"
+    deferred = True
     input_model = TeamDeleteInput
     side_effect = "mutating"
 

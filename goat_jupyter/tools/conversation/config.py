@@ -34,6 +34,8 @@ def listing(settings: Settings) -> str:
 
 class ConfigTool(Tool[ConfigInput]):
     name = "Config"
+    deferred = True
+    search_hint = "session settings"
     input_model = ConfigInput
     side_effect = "none"
 

@@ -15,6 +15,8 @@ class ExitPlanModeInput(ToolInput):
 
 class ExitPlanModeTool(Tool[ExitPlanModeInput]):
     name = "ExitPlanMode"
+    deferred = True
+    search_hint = "leave plan mode with a plan"
     input_model = ExitPlanModeInput
     side_effect = "none"
 

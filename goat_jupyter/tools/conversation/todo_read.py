@@ -12,6 +12,7 @@ class TodoReadInput(ToolInput):
 
 class TodoReadTool(Tool[TodoReadInput]):
     name = "TodoRead"
+    deferred = True
     input_model = TodoReadInput
     side_effect = "read_only"
 

@@ -68,6 +68,7 @@ def _remove(path: Path, recursive: bool, reads: FileReadState) -> str:
 
 class DeleteTool(Tool[DeleteInput]):
     name = "Delete"
+    deferred = True
     input_model = DeleteInput
     side_effect = "mutating"
 

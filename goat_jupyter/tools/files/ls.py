@@ -119,6 +119,8 @@ def render(path: Path, listing: Listing, *, single: bool = False) -> ToolOutput:
 
 class LSTool(Tool[LSInput]):
     name = "LS"
+    deferred = True
+    search_hint = "list a folder"
     input_model = LSInput
     side_effect = "read_only"
 

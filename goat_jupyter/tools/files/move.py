@@ -79,6 +79,8 @@ def move(source: Path, target: Path, reads: FileReadState) -> bool:
 
 class MoveTool(Tool[MoveInput]):
     name = "Move"
+    deferred = True
+    search_hint = "move or rename"
     input_model = MoveInput
     side_effect = "mutating"
 

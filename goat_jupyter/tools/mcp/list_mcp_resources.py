@@ -15,6 +15,7 @@ class ListMcpResourcesInput(ToolInput):
 
 class ListMcpResourcesTool(Tool[ListMcpResourcesInput]):
     name = "ListMcpResources"
+    deferred = True
     input_model = ListMcpResourcesInput
     side_effect = "read_only"
 

@@ -68,6 +68,9 @@ class McpTool(Tool[McpInput]):
     def parameters_schema(self) -> dict[str, Any]:
         return self.schema
 
+    def budget_group(self) -> str | None:
+        return self.server
+
     def title_for(self, args: McpInput) -> str:
         return f"{self.server}: {self.tool_name}"
 

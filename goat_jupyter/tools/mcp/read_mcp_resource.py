@@ -17,6 +17,7 @@ class ReadMcpResourceInput(ToolInput):
 
 class ReadMcpResourceTool(Tool[ReadMcpResourceInput]):
     name = "ReadMcpResource"
+    deferred = True
     input_model = ReadMcpResourceInput
     side_effect = "read_only"
 

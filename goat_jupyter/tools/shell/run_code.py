@@ -120,6 +120,8 @@ class _Run:
 
 class RunCodeTool(Tool[RunCodeInput]):
     name = "RunCode"
+    deferred = True
+    search_hint = "run code in a sandbox"
     input_model = RunCodeInput
     side_effect = "mutating"
 

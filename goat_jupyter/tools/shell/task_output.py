@@ -41,6 +41,8 @@ def describe_task(task: BackgroundTask, *, waited_ms: int | None = None) -> str:
 
 class TaskOutputTool(Tool[TaskOutputInput]):
     name = "TaskOutput"
+    deferred = True
+    search_hint = "background task output"
     input_model = TaskOutputInput
     side_effect = "read_only"
 

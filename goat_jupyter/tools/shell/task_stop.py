@@ -17,6 +17,8 @@ class KillShellInput(ToolInput):
 
 class TaskStopTool(Tool[TaskStopInput]):
     name = "TaskStop"
+    deferred = True
+    search_hint = "stop a background task"
     input_model = TaskStopInput
     side_effect = "blocking"
 

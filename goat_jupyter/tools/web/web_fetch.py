@@ -32,6 +32,8 @@ class WebFetchInput(ToolInput):
 
 class WebFetchTool(Tool[WebFetchInput]):
     name = "WebFetch"
+    deferred = True
+    search_hint = "fetch a URL"
     input_model = WebFetchInput
     side_effect = "network"
 

@@ -24,6 +24,7 @@ class WebSearchInput(ToolInput):
 
 class WebSearchTool(Tool[WebSearchInput]):
     name = "WebSearch"
+    deferred = True
     input_model = WebSearchInput
     side_effect = "network"
 

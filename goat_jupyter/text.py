@@ -10,6 +10,20 @@ from typing import Any, cast
 
 from goat_jupyter.errors import InvalidInputError
 
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+
+def strip_ansi(text: str) -> str:
+    """Terminal colour and title escapes removed (tracebacks and streams carry them)."""
+    return _ANSI_ESCAPE.sub("", text)
+
+
+def multiline(value: object) -> str:
+    """An nbformat multiline string: a str, or a list of str in the raw JSON."""
+    if isinstance(value, list):
+        return "".join(str(part) for part in cast(list[object], value))
+    return "" if value is None else str(value)
+
 
 def cut_middle(text: str, limit: int) -> str:
     """Keep the first and last part of `text` so it fits in about `limit` characters."""

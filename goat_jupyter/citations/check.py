@@ -13,11 +13,12 @@ from typing import Any, Literal, cast
 from goat_jupyter.citations.grammar import Citation, Span, find_citations
 from goat_jupyter.citations.values import Number, Value, found_in
 from goat_jupyter.represent import LLM_MIME
+from goat_jupyter.text import multiline, strip_ansi
 
 Outcome = Literal["verified", "absent", "no_cell", "no_output", "unchecked"]
 _TEXT_MIMES = ("text/plain", LLM_MIME, "text/markdown", "text/latex")
 _TAG = re.compile(r"<[^>]*>")
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_NO_BRACKETS = str.maketrans("[]", "()")
 MAX_SHOWN_VALUE = 40  # characters of a cited value a warning repeats
 
 
@@ -55,7 +56,8 @@ def shown_value(value: Value | None) -> str:
     if value is None:
         return ""
     text = value.text if isinstance(value, Number) else f'"{value.text}"'
-    text = " ".join(text.split())
+    # Brackets become parentheses: a repeated value must not close goat's mark or look like a citation.
+    text = " ".join(text.split()).translate(_NO_BRACKETS)
     return text if len(text) <= MAX_SHOWN_VALUE else text[: MAX_SHOWN_VALUE - 1] + "…"
 
 
@@ -93,21 +95,15 @@ def output_text(output: Mapping[str, Any]) -> str:
     """Everything an output shows as text: a stream, an error, or each text form of a display."""
     kind = output.get("output_type")
     if kind == "stream":
-        return _joined(output.get("text"))
+        return multiline(output.get("text"))
     if kind == "error":
         lines = cast(list[object], output.get("traceback") or [])
-        traceback = _ANSI.sub("", "\n".join(_joined(line) for line in lines))
+        traceback = strip_ansi("\n".join(multiline(line) for line in lines))
         return f"{output.get('ename', '')}: {output.get('evalue', '')}\n{traceback}"
     data = cast(Mapping[str, Any], output.get("data") or {})
-    parts = [_joined(data[mime]) for mime in _TEXT_MIMES if mime in data]
+    parts = [multiline(data[mime]) for mime in _TEXT_MIMES if mime in data]
     if "text/html" in data:
-        parts.append(html.unescape(_TAG.sub(" ", _joined(data["text/html"]))))
+        parts.append(html.unescape(_TAG.sub(" ", multiline(data["text/html"]))))
     if "application/json" in data:
         parts.append(json.dumps(data["application/json"]))
     return "\n".join(parts)
-
-
-def _joined(value: object) -> str:
-    if isinstance(value, list):
-        return "".join(str(part) for part in cast(list[object], value))
-    return "" if value is None else str(value)

@@ -64,11 +64,20 @@ def test_a_mark_the_model_wrote_is_replaced_by_goats_verdict(marked: Marked) -> 
 def test_a_quoted_value_in_a_warning_is_shown_as_text(marked: Marked) -> None:
     markdown, plain = cited_answer('Top: "<img src=x> [x](javascript:y) $x$ `c`" [cell 7]', INDEX)
     assert goat_links(marked, markdown) == ["#goat-cite-7-0-bad"]
-    assert plain.endswith('[cell 7 ⚠ not in output: "<img src=x> [x](javascript:y) $x$ `c`"]'), plain
+    # Brackets in the repeated value become parentheses: it can neither close the mark nor pass for a citation.
+    assert plain.endswith('[cell 7 ⚠ not in output: "<img src=x> (x)(javascript:y) $x$ `c`"]'), plain
     html, _ = marked.render(markdown)
-    assert "⚠ not in output: &quot;&lt;img src=x&gt; [x](javascript:y) $x$ `c`&quot;" in html, html
+    assert "⚠ not in output: &quot;&lt;img src=x&gt; (x)(javascript:y) $x$ `c`&quot;" in html, html
     long, _ = cited_answer(f'"{"x" * 100}" [cell 7]', INDEX)
     assert f'not in output\\: \\"{"x" * 38}…\\]' in long
+
+
+def test_a_backslash_or_bang_before_a_citation_cannot_join_goat_link(marked: Marked) -> None:
+    for text in ("\\[cell 7]", "!\\\\[cell 7]", "![cell 7]", "\\\\\\[cell 7]"):
+        markdown, _ = cited_answer(text, INDEX)
+        html, _ = marked.render(markdown)
+        assert goat_links(marked, markdown) == ["#goat-cite-7-0-ref"], (text, markdown)
+        assert "<img" not in html, (text, html)
 
 
 def test_citations_in_code_are_not_marked(marked: Marked) -> None:

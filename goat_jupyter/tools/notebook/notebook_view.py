@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,13 +14,12 @@ from typing import Any, cast
 from goat_jupyter.errors import ToolExecutionError
 from goat_jupyter.permissions.cell_tags import tag_key, tags_of
 from goat_jupyter.represent import LLM_MIME
-from goat_jupyter.text import check_json_depth
+from goat_jupyter.text import check_json_depth, multiline, strip_ansi
 from goat_jupyter.tools.base import Attachment, ToolOutput
 from goat_jupyter.tools.files import prepare_image
 
 MAX_CELL_OUTPUT_CHARS = 10_000
 MAX_NOTEBOOK_IMAGES = 20
-_ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 _TEXT_KINDS = (LLM_MIME, "text/plain", "text/markdown", "text/latex", "text/html", "application/json")
 _IMAGE_KINDS = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _TAG_MEANINGS = {
@@ -89,13 +87,6 @@ def _language(nb: Mapping[str, Any]) -> str:
     return str(info.get("name") or info.get("language") or "unknown")
 
 
-def _joined(value: object) -> str:
-    """nbformat multiline strings: a str, or a list of str in the raw JSON."""
-    if isinstance(value, list):
-        return "".join(str(part) for part in cast(list[object], value))
-    return "" if value is None else str(value)
-
-
 def _render_cell(
     index: int, cell: Mapping[str, Any], view: NotebookView, path: Path | None, kernel: str | None = None
 ) -> str:
@@ -107,7 +98,7 @@ def _render_cell(
     if kernel:
         attrs += f' kernel="{kernel}"'
     attrs += _lock_attrs(cell.get("metadata") or {})
-    text = f"<cell {attrs}>\n{_joined(cell.get('source'))}\n</cell>"
+    text = f"<cell {attrs}>\n{multiline(cell.get('source'))}\n</cell>"
     outputs: Sequence[Mapping[str, Any]] = cell.get("outputs") or []
     if cell_type != "code" or not outputs:
         return text
@@ -144,10 +135,10 @@ def _elided_note(index: int, size: int, image_count: int, path: Path | None) -> 
 def _render_output(output: Mapping[str, Any], cell_id: str, images: list[Attachment], before: int) -> str:
     kind = output.get("output_type")
     if kind == "stream":
-        return f"[{output.get('name', 'stdout')}]\n{strip_ansi(_joined(output.get('text')))}"
+        return f"[{output.get('name', 'stdout')}]\n{strip_ansi(multiline(output.get('text')))}"
     if kind == "error":
         lines: list[object] = output.get("traceback") or []
-        traceback = strip_ansi("\n".join(_joined(line) for line in lines))
+        traceback = strip_ansi("\n".join(multiline(line) for line in lines))
         return f"[error] {output.get('ename', '')}: {strip_ansi(str(output.get('evalue', '')))}\n{traceback}"
     label = "[result]" if kind == "execute_result" else "[display]"
     data: Mapping[str, Any] = output.get("data") or {}
@@ -165,14 +156,14 @@ def _render_output(output: Mapping[str, Any], cell_id: str, images: list[Attachm
 def _mime_text(value: object) -> str:
     if isinstance(value, dict):  # application/json data
         return json.dumps(value, indent=1)
-    return _joined(value)
+    return multiline(value)
 
 
 def _image_piece(value: object, mime: str, cell_id: str, images: list[Attachment], before: int) -> str:
     if before + len(images) >= MAX_NOTEBOOK_IMAGES:
         return f"({mime} output not attached: this notebook already has {MAX_NOTEBOOK_IMAGES} images shown)"
     try:
-        raw = base64.b64decode("".join(_joined(value).split()), validate=True)
+        raw = base64.b64decode("".join(multiline(value).split()), validate=True)
         shown = prepare_image(raw)
     except (binascii.Error, ValueError, ToolExecutionError):
         return f"({mime} output that could not be decoded)"
@@ -180,7 +171,3 @@ def _image_piece(value: object, mime: str, cell_id: str, images: list[Attachment
     description = f"Output image {number} of cell {cell_id}: {shown.describe()}"
     images.append(shown.attachment(description))
     return f"(image {number}: {shown.describe()}, attached)"
-
-
-def strip_ansi(text: str) -> str:
-    return _ANSI_ESCAPE.sub("", text)

@@ -161,11 +161,27 @@ def _neutralise(text: str, marks: Sequence[Mark] = ()) -> tuple[str, list[Mark]]
     for start, end, replacement in sorted(edits + used):
         if start < position:
             continue  # two marks over the same run: the first one stands
-        parts += [text[position:start], replacement]
-        applied += [(start, end, replacement)] if (start, end, replacement) in used else []
+        mark = (start, end, replacement) in used
+        before = text[position:start]
+        parts += [_before_mark(before) if mark else before, replacement]
+        applied += [(start, end, replacement)] if mark else []
         position = end
     parts.append(text[position:])
     return "".join(parts), applied
+
+
+def _trailing_backslashes(text: str) -> int:
+    return len(text) - len(text.rstrip("\\"))
+
+
+def _before_mark(text: str) -> str:
+    """The model's text before a mark of goat's, so that it cannot join the mark's `[`: a last
+    unescaped `\\` would escape it, a last `!` would make the link an image."""
+    if _trailing_backslashes(text) % 2:
+        return text + "\\"
+    if text.endswith("!") and _trailing_backslashes(text[:-1]) % 2 == 0:
+        return text[:-1] + "\\!"
+    return text
 
 
 def _straddles(edit: Mark, mark: Mark) -> bool:

@@ -6,9 +6,10 @@ import copy
 from dataclasses import dataclass
 from typing import Any, cast
 
+from goat_jupyter.agent.code_style import action_style_for
 from goat_jupyter.agent.compaction import compact
 from goat_jupyter.agent.context import Budget, budget_for, prune_point, pruned_view, request_tokens
-from goat_jupyter.agent.lean import LEAN_PROMPT, lean_tools, note_block, profile_for
+from goat_jupyter.agent.lean import CODE_PROMPT, LEAN_PROMPT, lean_tools, note_block, profile_for
 from goat_jupyter.agent.llm import LLMClient, Meter
 from goat_jupyter.agent.prompts import BASE_PROMPT, reminder, session_context, system_prompt
 from goat_jupyter.agent.session import Message, Session
@@ -149,8 +150,20 @@ class ContextKeeper:
         """`lean` or `full` (issue 23): the tool set and prompt for this session's model."""
         return profile_for(self.session.settings, self.llm.local, self.budget().window)
 
+    def action_style(self) -> str:
+        """`tools` or `code` (issue 34): whether a reply's code blocks are its action."""
+        if self.system_override is not None:
+            return "tools"  # a subagent's or a compaction's own prompt asks for tool calls
+        return action_style_for(self.session.settings, self.profile())
+
     def lean(self) -> bool:
-        return self.profile() == "lean"
+        """Notes in plain words, inside the results: the lean profile's and code style's form."""
+        return self.profile() == "lean" or self.action_style() == "code"
+
+    def _base_prompt(self, profile: str) -> str:
+        if self.action_style() == "code":
+            return CODE_PROMPT
+        return LEAN_PROMPT if profile == "lean" else BASE_PROMPT
 
     def system(self) -> str:
         if self.system_override is not None:
@@ -158,9 +171,9 @@ class ContextKeeper:
         state = self.session.context
         profile = self.profile()
         style = self.session.settings.output_style
-        key = f"{profile} {style}"  # `%goat style` takes effect at the next request
+        key = f"{profile} {self.action_style()} {style}"  # `%goat style` takes effect at the next request
         if state.system is None or state.profile != key:
-            state.system = system_prompt(LEAN_PROMPT if profile == "lean" else BASE_PROMPT, style)
+            state.system = system_prompt(self._base_prompt(profile), style)
             state.profile = key
         return state.system
 
@@ -175,6 +188,8 @@ class ContextKeeper:
     def tools(self) -> list[dict[str, Any]]:
         """The offered tool definitions, rebuilt only when the set of tools or the profile changes."""
         state = self.session.context
+        if self.action_style() == "code":
+            return []  # the model acts by writing code: no definitions to misread or to pay for
         hidden = _unusable(self.services)
         profile = self.profile()
         key = (profile, *(name for name in self.registry.names() if name not in hidden))
@@ -199,7 +214,7 @@ class ContextKeeper:
         lean = self.lean()
         out: list[Message] = []
         for index, message in enumerate(view):
-            if index in reminders and lean and message.get("role") == "tool":
+            if index in reminders and lean and message.get("role") in self._note_carriers():
                 note = note_block(reminders[index], lean)  # inside the result: a small model answers notes
                 out.append({**message, "content": f"{message.get('content')}\n\n{note}"})
                 continue
@@ -207,6 +222,10 @@ class ContextKeeper:
             if index in reminders:
                 out.append({"role": "user", "content": note_block(reminders[index], lean)})
         return out
+
+    def _note_carriers(self) -> tuple[str, ...]:
+        """The messages a lean note rides in: tool results, and in code style the code's results."""
+        return ("tool", "user") if self.action_style() == "code" else ("tool",)
 
     def request(self) -> Request:
         view = pruned_view(self.session.messages, self.session.context.prune_upto)

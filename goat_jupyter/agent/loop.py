@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from goat_jupyter.agent.code_style import CodeResults, CodeRunner, code_blocks, held_back
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
 from goat_jupyter.agent.lean import note_block
 from goat_jupyter.agent.litellm_loader import litellm_loaded, litellm_module
@@ -159,7 +160,9 @@ class Agent:
                 usage.add(turn.usage)
                 final_text = turn.text
                 if not turn.tool_calls:
-                    break
+                    if not await self._run_code(turn, prompt):
+                        break
+                    continue
                 await self._run_tools(turn)
         except asyncio.CancelledError:
             stop_reason = "interrupted"
@@ -320,6 +323,38 @@ class Agent:
         self._remind()
         if notices:
             self.session.append({"role": "user", "content": note_block("\n".join(notices), lean)})
+
+    async def _run_code(self, turn: AssistantTurn, prompt: str) -> bool:
+        """Code style (issue 34): run the reply's blocks; False when it has none to run (it is the answer)."""
+        if self.agent_id is not None or self.context.action_style() != "code":
+            return False
+        blocks = code_blocks(turn.text)
+        if not blocks:
+            return False
+        if (why := held_back(prompt, self.session.settings)) is not None:
+            self.emit(Notice(f"The code in the reply was not run: {why}.", "info", self.agent_id))
+            return False
+        results = CodeResults()
+        try:
+            await CodeRunner(self.executor, self.session, self.session.turns).run(blocks, results)
+        except asyncio.CancelledError:
+            results.parts.append("Interrupted by the user before the code finished.")
+            raise
+        finally:
+            self._append_code_results(results)
+        return True
+
+    def _append_code_results(self, results: CodeResults) -> None:
+        """The blocks' results as one message after the reply, goat's notes inside it (a small model
+        answers a separate note instead of going on)."""
+        text = results.text() or "(no block ran)"
+        if notices := self._drain_notices():
+            text += "\n\n" + note_block("\n".join(notices), True)
+        self.session.append({"role": "user", "content": text})
+        images = image_message(results.outputs)
+        if images is not None:
+            self.session.append(images)
+        self._remind()
 
     def _on_interrupt(self) -> None:
         last: Message = self.session.messages[-1] if self.session.messages else {}

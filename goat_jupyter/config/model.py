@@ -29,6 +29,7 @@ FREE, LIMIT, USER, RIGHTS = Scope.FREE, Scope.LIMIT, Scope.USER, Scope.RIGHTS
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 ToolProfile = Literal["auto", "full", "lean"]
+ActionStyle = Literal["auto", "tools", "code"]  # agent/code_style/blocks.py
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "default",
     "acceptEdits",
@@ -97,6 +98,8 @@ class Settings(BaseModel):
     )
     tool_profile: Annotated[ToolProfile, USER] = "auto"  # auto: lean for small windows and local endpoints
     text_tool_calls: Annotated[bool, USER] = True  # run one well-formed tool call a model wrote as text
+    # Issue 34: `code` runs a reply's fenced python / bash blocks as the action; auto: code in the lean profile.
+    action_style: Annotated[ActionStyle, USER] = "auto"
     local_prompt_tokens_per_s: Annotated[float, FREE] = Field(default=20.0, gt=0)  # slowest prompt reading
     permissions: Annotated[PermissionRules, RIGHTS] = Field(default_factory=PermissionRules)
     hooks: Annotated[dict[str, Any], RIGHTS] = Field(default_factory=dict)

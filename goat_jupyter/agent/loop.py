@@ -347,6 +347,7 @@ class Agent:
     def _append_code_results(self, results: CodeResults) -> None:
         """The blocks' results as one message after the reply, goat's notes inside it (a small model
         answers a separate note instead of going on)."""
+        self.session.record("code_actions", calls=results.calls)  # the session log names what ran
         text = results.text() or "(no block ran)"
         if notices := self._drain_notices():
             text += "\n\n" + note_block("\n".join(notices), True)

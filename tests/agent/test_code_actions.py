@@ -202,6 +202,8 @@ async def test_a_bash_block_runs_as_bash_and_its_output_is_the_next_message(tmp_
     assert "3" in last["content"] and "<system-reminder>" not in json.dumps(second)
     started: list[ToolStarted] = rig.of_type(ToolStarted)
     assert [e.name for e in started] == ["Bash"]  # the transcript shows the call
+    log = [json.loads(line) for line in rig.session.path.read_text().splitlines()]
+    assert [r["calls"] for r in log if r.get("type") == "code_actions"] == [["Bash"]]
     assert_history_valid(rig.session.messages)
 
 

@@ -33,6 +33,7 @@ class CodeResults:
 
     parts: list[str] = field(default_factory=lambda: list[str]())
     outputs: list[ToolOutput] = field(default_factory=lambda: list[ToolOutput]())
+    calls: list[str] = field(default_factory=lambda: list[str]())  # the tools they ran as, in order
 
     def text(self) -> str:
         return "\n\n".join(self.parts)
@@ -54,9 +55,11 @@ class CodeRunner:
         self.session = session
         self.prefix = f"code_{turn}"
         self._calls = 0
+        self._names: list[str] = []
 
     async def run(self, blocks: list[CodeBlock], results: CodeResults) -> None:
         """Fills `results` as it goes, so an interrupt keeps what already ran."""
+        self._names = results.calls
         for number, block in enumerate(blocks, 1):
             output = await (self._python(block) if block.language == "python" else self._bash(block))
             results.outputs.append(output)
@@ -70,6 +73,7 @@ class CodeRunner:
 
     async def _call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         self._calls += 1
+        self._names.append(name)
         call = ToolCall(f"{self.prefix}_{self._calls}", name, arguments)
         return (await self.executor.run_calls([call]))[0]
 

@@ -224,7 +224,8 @@ def trusted_goat_settings(data: dict[str, Any], covers: Covers) -> dict[str, Any
 
 
 def _mode_ok(mode: object, covers: Covers) -> bool:
-    return mode in NARROW_MODES or covers(mode_key(str(mode)))
+    """A mode that is not text (`{}`, a list) is no mode: dropped, never hashed."""
+    return isinstance(mode, str) and (mode in NARROW_MODES or covers(mode_key(mode)))
 
 
 def trusted_permissions(block: dict[str, Any], covers: Covers) -> dict[str, Any]:

@@ -287,3 +287,41 @@ async def test_headless_an_untrusted_folders_mode_does_not_apply_to_code_actions
     untrusted = texts["code untrusted"]
     assert untrusted == texts["tool untrusted"] and "headless" in untrusted and "NotebookEdit" in untrusted
     assert _without_ids(texts["code trusted"]) == _without_ids(texts["tool trusted"])
+
+
+FILE_TURNS = [
+    text_turn(py("on_disk = 6 * 7\nprint('on disk', on_disk)"), match="[file]"),
+    text_turn(py("print(on_disk + 1)"), match="[file]"),
+    text_turn("Done.", match="[file]"),
+]
+
+
+async def test_without_a_frontend_blocks_run_as_cells_of_the_notebook_file(tmp_path: Path) -> None:
+    """nbclient, papermill, a kernel whose client has no labextension: the cells land in the .ipynb."""
+    workspace = tmp_path / "ws"
+    prepare_workspace(workspace)
+    goat = new_cell("code", "%%goat\n[file] go")
+    notebook = {"cells": [goat], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (workspace / "disk.ipynb").write_text(json.dumps(notebook))
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"action_style": "code"}))
+    with ReplayServer(FILE_TURNS) as replay:
+        env = {
+            **replay_kernel_env(home, replay.url),
+            "JPY_SESSION_NAME": "disk.ipynb",
+            "GOAT_INTERACTIVE": "0",
+        }
+        async with KernelSession(workspace, env) as kernel:
+            assert (await kernel.execute("%load_ext goat_jupyter")).status == "ok"
+            result = await kernel.execute("%%goat\n[file] go", timeout=150, metadata={"cellId": goat["id"]})
+            assert result.status == "ok", result.error
+        second = str(replay.requests[1]["messages"][-1]["content"])
+        third = str(replay.requests[2]["messages"][-1]["content"])
+    cells = json.loads((workspace / "disk.ipynb").read_text())["cells"]
+    assert ["".join(c["source"]) for c in cells[1:]] == [
+        "on_disk = 6 * 7\nprint('on disk', on_disk)",
+        "print(on_disk + 1)",
+    ]
+    assert "on disk 42" in json.dumps(cells[1]["outputs"]) and "43" in json.dumps(cells[2]["outputs"])
+    assert "on disk 42" in second and "43" in third

@@ -31,7 +31,7 @@ from goat_jupyter.replay import ReplayServer
 from goat_jupyter.settings import PermissionMode, Settings
 from goat_jupyter.tools import ToolCall, default_registry
 from goat_jupyter.tools.base import ToolOutput
-from goat_jupyter.tools.events import ToolStarted
+from goat_jupyter.tools.events import TextRetracted, ToolStarted
 from goat_jupyter.tools.runner import Executor
 from tests.agent_helpers import AgentRig, assert_history_valid, make_agent, text_turn
 from tests.permissions.test_permissions_shell import HIDDEN_RM
@@ -280,6 +280,31 @@ async def test_code_style_costs_fewer_request_tokens_than_lean_tools(tmp_path: P
             request = server.requests[0]
         counts[style] = request_tokens(request["messages"], request.get("tools") or [])
     assert counts["code"] < counts["tools"] * 0.7, counts
+
+
+async def test_an_output_the_model_invented_after_its_block_is_taken_back(tmp_path: Path) -> None:
+    """The 1.5B model goes on after its block with the output it expects and its answer."""
+    block = fence("echo 5050")
+    reply = f"{block}\ngoat: Result of your bash block: 42\nYou: The sum is 42."
+    with ReplayServer([text_turn(reply), text_turn("The sum is 5050.")]) as server:
+        rig = code_agent(tmp_path, server.url)
+        result = await rig.agent.run("sum it")
+    assert result.text == "The sum is 5050."
+    assert server.requests[1]["messages"][-2] == {"role": "assistant", "content": block}
+    assert "5050" in user_texts(server.requests[1])[-1] and "42" not in json.dumps(server.requests[1])
+    (retracted,) = rig.of_type(TextRetracted)
+    assert retracted.chars == len(reply) - len(block)
+
+
+def test_a_library_traceback_keeps_the_cells_frame_and_the_last_one() -> None:
+    library = "\n\n".join(f"File ~/pandas/io/x{n}.py:{n}, in f{n}(a)\n--> {n} inner()" for n in range(30))
+    text = bounded_error(
+        "Error: Running cell 2 raised FileNotFoundError: 'sales.csv'.\n[error] FileNotFoundError\n"
+        "Traceback (most recent call last)\nCell In[3], line 2\n----> 2 pd.read_csv('sales.csv')\n\n"
+        f"{library}\n\nFileNotFoundError: [Errno 2] No such file or directory: 'sales.csv'"
+    )
+    assert "----> 2 pd.read_csv('sales.csv')" in text and "[29 library frames omitted]" in text
+    assert "x29.py" in text and "x0.py" not in text and text.endswith("'sales.csv'")
 
 
 def test_a_long_error_keeps_its_first_line_and_the_last_frames() -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from markdown_it import MarkdownIt
@@ -43,6 +43,7 @@ _DONT_RUN = re.compile(r"\b(?:don[’']?t|do\s+not|never|without)\s+(?:run|runni
 class CodeBlock:
     language: Language
     source: str
+    end_line: int = field(default=0, compare=False)  # the line after its closing fence
 
 
 @functools.cache
@@ -68,7 +69,7 @@ def _block(token: Token, lines: list[str]) -> CodeBlock | None:
     language = LABELS.get(token.info.split()[0].lower())
     if language is None or not token.content.strip() or not _closed(token, lines):
         return None
-    return CodeBlock(language, token.content.rstrip("\n"))
+    return CodeBlock(language, token.content.rstrip("\n"), token.map[1] if token.map else 0)
 
 
 def code_blocks(text: str) -> list[CodeBlock]:
@@ -78,6 +79,14 @@ def code_blocks(text: str) -> list[CodeBlock]:
     lines = text.splitlines()
     found = (_block(token, lines) for token in _markdown().parse(text))
     return [block for block in found if block is not None]
+
+
+def up_to_last_block(text: str, blocks: list[CodeBlock]) -> str:
+    """The reply as the model keeps it: what it wrote after its last block (a small model goes on
+    with the output it expects, and the answer it would give) is cut, as a stop sequence would."""
+    if not blocks or not blocks[-1].end_line:
+        return text
+    return "\n".join(text.splitlines()[: blocks[-1].end_line])
 
 
 def held_back(prompt: str, settings: Settings) -> str | None:

@@ -21,6 +21,8 @@ from goat_jupyter.tools.notebook import choose_backend, resolve_notebook
 from goat_jupyter.tools.runner import Executor, ToolCall
 
 ERROR_TAIL_CHARS = 2_000  # a failed block's result: its first line and the traceback's last frames
+FRAME_CHARS = 600  # each frame kept of a long traceback
+TRACEBACK = "Traceback (most recent call last)"
 NO_NOTEBOOK = (
     "Error: a python block runs as a notebook cell, and this kernel's notebook is not known here "
     "(terminal IPython or a script). Use a bash block instead, e.g. python -c '...'."
@@ -40,11 +42,23 @@ class CodeResults:
 
 
 def bounded_error(content: str) -> str:
-    """The error's own line and the traceback's end (its last frames): what a model fixes code from."""
+    """What a model fixes code from: the error's line, the frames in its own cell (`Cell In[...]`),
+    the traceback's last frame and the exception; library frames between them are left out."""
+    head, marker, trace = content.partition(TRACEBACK)
+    if marker:
+        content = f"{head}{marker}{_condensed(trace)}"
     if len(content) <= ERROR_TAIL_CHARS + 500:
         return content
     first, _, rest = content.partition("\n")
     return f"{first}\n... [earlier output and frames omitted] ...\n{rest[-ERROR_TAIL_CHARS:]}"
+
+
+def _condensed(trace: str) -> str:
+    frames = trace.split("\n\n")
+    own = [frame for frame in frames[:-2] if "Cell In[" in frame][:2]
+    left_out = len(frames) - 2 - len(own)
+    kept = [*own, f"... [{left_out} library frames omitted] ..."] if left_out > 0 else own
+    return "\n\n".join(frame[:FRAME_CHARS] for frame in [*kept, *frames[-2:]])
 
 
 class CodeRunner:

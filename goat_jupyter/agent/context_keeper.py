@@ -214,7 +214,7 @@ class ContextKeeper:
         lean = self.lean()
         out: list[Message] = []
         for index, message in enumerate(view):
-            if index in reminders and lean and message.get("role") in self._note_carriers():
+            if index in reminders and lean and self._carries_notes(message):
                 note = note_block(reminders[index], lean)  # inside the result: a small model answers notes
                 out.append({**message, "content": f"{message.get('content')}\n\n{note}"})
                 continue
@@ -223,9 +223,13 @@ class ContextKeeper:
                 out.append({"role": "user", "content": note_block(reminders[index], lean)})
         return out
 
-    def _note_carriers(self) -> tuple[str, ...]:
-        """The messages a lean note rides in: tool results, and in code style the code's results."""
-        return ("tool", "user") if self.action_style() == "code" else ("tool",)
+    def _carries_notes(self, message: Message) -> bool:
+        """A lean note rides in a tool result, and in code style in a text message of the user's
+        side (the code's results); an image message keeps its parts."""
+        role = message.get("role")
+        if role == "user" and self.action_style() == "code":
+            return isinstance(message.get("content"), str)
+        return role == "tool"
 
     def request(self) -> Request:
         view = pruned_view(self.session.messages, self.session.context.prune_upto)

@@ -90,6 +90,7 @@ TURNS = [
     text_turn("Both ran.", match="[run]"),
     *code_turns("[error]", "def f():\n    return 1 / 0\nf()", "after_error = 1"),
     *code_turns("[plan]", "ran_plan = 1"),
+    *code_turns("[plot]", "import matplotlib.pyplot as plt\nplt.plot([0, 1, 4, 9])\nplt.show()"),
 ]
 for case in CASES:
     TURNS += code_turns(f"[code {case.name}]", case.source) + tool_turns(
@@ -187,6 +188,19 @@ async def test_a_failing_block_returns_its_traceback_and_stops_the_rest(
     assert "Blocks 2 to 2 were not run, because block 1 failed." in message
     assert await names(kernel, "after_error") == []
     assert len(frontend.cells()) == 2 and "ZeroDivisionError" in json.dumps(frontend.cells()[1]["outputs"])
+
+
+async def test_a_figure_reaches_the_model_as_an_image_after_the_results(
+    kernel: KernelSession, server: ReplayServer
+) -> None:
+    frontend, goat = fresh_notebook(kernel, [])
+    await run_goat(kernel, goat, "[plot] plot it")
+    assert "image/png" in json.dumps(frontend.cells()[1]["outputs"])
+    request = [r for r in server.requests if "[plot]" in json.dumps(r["messages"])][-1]
+    results, images = request["messages"][-2:]
+    assert results["role"] == "user" and str(results["content"]).startswith("Result of your python block:")
+    assert images["role"] == "user" and isinstance(images["content"], list)
+    assert [part["type"] for part in images["content"]] == ["text", "image_url"]
 
 
 async def test_in_plan_mode_nothing_is_inserted_or_run(kernel: KernelSession) -> None:

@@ -6,6 +6,7 @@ Python blocks (cells in a live notebook) are tested in a real kernel: tests/kern
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -242,6 +243,23 @@ async def test_held_back_blocks_end_the_run_and_nothing_runs(
         result = await rig.agent.run(prompt)
     assert result.text == reply and result.turns == 1 and not (tmp_path / "ran").exists()
     assert any("was not run" in getattr(e, "text", "") for e in rig.events)
+
+
+async def test_an_interrupt_keeps_what_ran_and_leaves_a_valid_history(tmp_path: Path) -> None:
+    reply = fence("echo first > one.txt") + "\n" + fence("sleep 30")
+    with ReplayServer([text_turn(reply)]) as server:
+        rig = code_agent(tmp_path, server.url)
+        running = asyncio.ensure_future(rig.agent.run("go"))
+        while len(rig.of_type(ToolStarted)) < 2:
+            await asyncio.sleep(0.02)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+    last = rig.session.messages[-1]
+    assert last["role"] == "user" and "Result of block 1 (bash)" in str(last["content"])
+    assert str(last["content"]).endswith("Interrupted by the user before the code finished.")
+    assert (tmp_path / "one.txt").exists()
+    assert_history_valid(rig.session.messages)
 
 
 async def test_the_loop_ends_at_max_turns(tmp_path: Path) -> None:

@@ -182,6 +182,7 @@ VALUE_HINTS: dict[str, str] = {
     "tool_profile": "auto, full or lean",
     "cite_numbers": "off, or remind (numbers an answer states without a [cell N, out M] citation)",
     "text_tool_calls": "true or false",
+    "action_style": "auto, tools or code",
 }
 
 

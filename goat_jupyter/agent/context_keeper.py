@@ -6,6 +6,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any, cast
 
+from goat_jupyter.agent.code_style import action_style_for
 from goat_jupyter.agent.compaction import compact
 from goat_jupyter.agent.context import (
     Budget,
@@ -15,7 +16,7 @@ from goat_jupyter.agent.context import (
     request_tokens,
     tools_tokens,
 )
-from goat_jupyter.agent.lean import LEAN_PROMPT, lean_tools, note_block, profile_for
+from goat_jupyter.agent.lean import CODE_PROMPT, LEAN_PROMPT, lean_tools, note_block, profile_for
 from goat_jupyter.agent.llm import LLMClient, Meter
 from goat_jupyter.agent.prompts import BASE_PROMPT, reminder, session_context, system_prompt
 from goat_jupyter.agent.session import Message, Session
@@ -118,8 +119,20 @@ class ContextKeeper:
         """`lean` or `full` (issue 23): the tool set and prompt for this session's model."""
         return profile_for(self.session.settings, self.llm.local, self.budget().window)
 
+    def action_style(self) -> str:
+        """`tools` or `code` (issue 34): whether a reply's code blocks are its action."""
+        if self.system_override is not None:
+            return "tools"  # a subagent's or a compaction's own prompt asks for tool calls
+        return action_style_for(self.session.settings, self.profile())
+
     def lean(self) -> bool:
-        return self.profile() == "lean"
+        """Notes in plain words, inside the results: the lean profile's and code style's form."""
+        return self.profile() == "lean" or self.action_style() == "code"
+
+    def _base_prompt(self, profile: str) -> str:
+        if self.action_style() == "code":
+            return CODE_PROMPT
+        return LEAN_PROMPT if profile == "lean" else BASE_PROMPT
 
     def system(self) -> str:
         if self.system_override is not None:
@@ -127,9 +140,9 @@ class ContextKeeper:
         state = self.session.context
         profile = self.profile()
         style = self.session.settings.output_style
-        key = f"{profile} {style}"  # `%goat style` takes effect at the next request
+        key = f"{profile} {self.action_style()} {style}"  # `%goat style` takes effect at the next request
         if state.system is None or state.profile != key:
-            state.system = system_prompt(LEAN_PROMPT if profile == "lean" else BASE_PROMPT, style)
+            state.system = system_prompt(self._base_prompt(profile), style)
             state.profile = key
         return state.system
 
@@ -145,6 +158,8 @@ class ContextKeeper:
         """The offered tool definitions, rebuilt only when the set of tools, the profile or the tools
         the history loaded change. The lean profile offers its core tools, nothing deferred."""
         state = self.session.context
+        if self.action_style() == "code":
+            return []  # the model acts by writing code: no definitions to misread or to pay for
         hidden = unusable_tools(self.services)
         profile = self.profile()
         loaded = loaded_tools(self.session.messages) if profile == "full" else []
@@ -174,7 +189,7 @@ class ContextKeeper:
         lean = self.lean()
         out: list[Message] = []
         for index, message in enumerate(view):
-            if index in reminders and lean and message.get("role") == "tool":
+            if index in reminders and lean and self._carries_notes(message):
                 note = note_block(reminders[index], lean)  # inside the result: a small model answers notes
                 out.append({**message, "content": f"{message.get('content')}\n\n{note}"})
                 continue
@@ -182,6 +197,14 @@ class ContextKeeper:
             if index in reminders:
                 out.append({"role": "user", "content": note_block(reminders[index], lean)})
         return out
+
+    def _carries_notes(self, message: Message) -> bool:
+        """A lean note rides in a tool result, and in code style in a text message of the user's
+        side (the code's results); an image message keeps its parts."""
+        role = message.get("role")
+        if role == "user" and self.action_style() == "code":
+            return isinstance(message.get("content"), str)
+        return role == "tool"
 
     def request(self) -> Request:
         view = pruned_view(self.session.messages, self.session.context.prune_upto)

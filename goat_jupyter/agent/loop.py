@@ -8,6 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from goat_jupyter.agent.code_style import (
+    CodeBlock,
+    CodeResults,
+    CodeRunner,
+    code_blocks,
+    held_back,
+    up_to_last_block,
+)
 from goat_jupyter.agent.context_keeper import ContextKeeper, Request
 from goat_jupyter.agent.lean import note_block
 from goat_jupyter.agent.litellm_loader import litellm_loaded, litellm_module
@@ -120,6 +128,8 @@ class Agent:
         # subagents pass their own (a team member's inbox) so they never take the parent's notices.
         self.notices = notices
         self._format_note = False  # a text call was recovered: its result says which format to use
+        self._prompt = ""
+        self._blocks: list[CodeBlock] = []  # code style: the last reply's blocks, to run as its action
         self.context = ContextKeeper(
             session,
             registry,
@@ -141,6 +151,7 @@ class Agent:
         turns = 0
         stop_reason = "end_turn"
         final_text = ""
+        self._prompt = prompt
         self.session.append({"role": "user", "content": self._with_notices(prompt)})
         self._remind()
         try:
@@ -159,7 +170,10 @@ class Agent:
                 usage.add(turn.usage)
                 final_text = turn.text
                 if not turn.tool_calls:
-                    break
+                    if not self._blocks:
+                        break
+                    await self._run_code(self._blocks)
+                    continue
                 await self._run_tools(turn)
         except asyncio.CancelledError:
             stop_reason = "interrupted"
@@ -233,6 +247,7 @@ class Agent:
                 raise
             turn = await self._send(await self.context.fit(), on_text, on_retry, on_stall, on_discard)
         self._recover_text_call(turn, request)
+        self._take_code(turn)
         self.session.append(assistant_message(turn))
         self.session.turns += 1
         self.session.usage.add(turn.usage)
@@ -320,6 +335,48 @@ class Agent:
         self._remind()
         if notices:
             self.session.append({"role": "user", "content": note_block("\n".join(notices), lean)})
+
+    def _take_code(self, turn: AssistantTurn) -> None:
+        """Code style (issue 34): a reply without tool calls whose blocks run is an action; what it
+        wrote after its last block (an output it invented) is taken back, from the cell too."""
+        self._blocks = []
+        if turn.tool_calls or self.agent_id is not None or self.context.action_style() != "code":
+            return
+        blocks = code_blocks(turn.text)
+        if not blocks:
+            return
+        if (why := held_back(self._prompt, self.session.settings)) is not None:
+            self.emit(Notice(f"The code in the reply was not run: {why}.", "info", self.agent_id))
+            return
+        kept = up_to_last_block(turn.text, blocks)
+        if len(kept) < len(turn.text.rstrip()):
+            self.emit(TextRetracted(len(turn.text) - len(kept), self.agent_id))
+            turn.text = kept
+        self._blocks = blocks
+
+    async def _run_code(self, blocks: list[CodeBlock]) -> None:
+        """Run the blocks through the executor; their results follow the reply as one message."""
+        results = CodeResults()
+        try:
+            await CodeRunner(self.executor, self.session, self.session.turns).run(blocks, results)
+        except asyncio.CancelledError:
+            results.parts.append("Interrupted by the user before the code finished.")
+            raise
+        finally:
+            self._append_code_results(results)
+
+    def _append_code_results(self, results: CodeResults) -> None:
+        """The blocks' results as one message after the reply, goat's notes inside it (a small model
+        answers a separate note instead of going on)."""
+        self.session.record("code_actions", calls=results.calls)  # the session log names what ran
+        text = results.text() or "(no block ran)"
+        if notices := self._drain_notices():
+            text += "\n\n" + note_block("\n".join(notices), True)
+        self.session.append({"role": "user", "content": text})
+        images = image_message(results.outputs)
+        if images is not None:
+            self.session.append(images)
+        self._remind()
 
     def _on_interrupt(self) -> None:
         last: Message = self.session.messages[-1] if self.session.messages else {}

@@ -29,6 +29,7 @@ FREE, LIMIT, USER, RIGHTS = Scope.FREE, Scope.LIMIT, Scope.USER, Scope.RIGHTS
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 ToolProfile = Literal["auto", "full", "lean"]
+ActionStyle = Literal["auto", "tools", "code"]  # agent/code_style/blocks.py
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "default",
     "acceptEdits",
@@ -104,6 +105,8 @@ class Settings(BaseModel):
     # remind: numbers an answer states with no [cell N] citation get a note to the model (classrooms);
     # only the user sets it, so the model cannot switch its own reminder off.
     cite_numbers: Annotated[CiteNumbers, USER] = "off"
+    # Issue 34: `code` runs a reply's fenced python / bash blocks as the action; auto: code in the lean profile.
+    action_style: Annotated[ActionStyle, USER] = "auto"
     local_prompt_tokens_per_s: Annotated[float, FREE] = Field(default=20.0, gt=0)  # slowest prompt reading
     permissions: Annotated[PermissionRules, RIGHTS] = Field(default_factory=PermissionRules)
     hooks: Annotated[dict[str, Any], RIGHTS] = Field(default_factory=dict)

@@ -24,6 +24,7 @@ async def first_request(workspace: Path, profile: str) -> dict[str, Any]:
     with ReplayServer([text_turn("hi")]) as server:
         rig = make_agent(workspace, server.url)
         rig.session.settings.tool_profile = profile  # type: ignore[assignment]
+        rig.session.settings.action_style = "tools"  # the lean tool set (code style: test_code_actions.py)
         await rig.agent.run("hello")
         return server.requests[0]
 

@@ -35,6 +35,7 @@ def scaled_settings(api_base: str) -> Settings:
         first_token_timeout_s=120 / SCALE,
         local_prompt_tokens_per_s=20 * SCALE,
         max_retries=0,
+        action_style="tools",  # the lean tool set's prompt: code style's is too short to wait for
     )
 
 

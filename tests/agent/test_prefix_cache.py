@@ -25,6 +25,7 @@ async def first_request(workspace: Path, profile: str, notebook: str | None = No
     with ReplayServer([text_turn("hi")]) as server:
         rig = make_agent(workspace, server.url)
         rig.session.settings.tool_profile = profile  # type: ignore[assignment]
+        rig.session.settings.action_style = "tools"
         if notebook is not None:
             rig.session.notebook_path = workspace / notebook
         await rig.agent.run("hello")

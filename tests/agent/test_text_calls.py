@@ -185,6 +185,7 @@ async def test_in_the_lean_profile_the_reminder_rides_in_the_tool_result(tmp_pat
     with ReplayServer([text_turn(fenced(write_call(target))), text_turn("Done.")]) as server:
         rig = make_agent(tmp_path, server.url)
         rig.session.settings.tool_profile = "lean"
+        rig.session.settings.action_style = "tools"
         await rig.agent.run("do it")
         second = server.requests[1]["messages"]
     assert target.exists()

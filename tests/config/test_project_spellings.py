@@ -108,7 +108,7 @@ def test_every_field_declares_its_scope_and_no_alias_path_hides_a_spelling() -> 
     assert (
         set(USER_KEYS)
         == set(fields_of(USER))
-        >= {"api_base", "context_window", "tool_profile", "text_tool_calls"}
+        >= {"api_base", "context_window", "tool_profile", "text_tool_calls", "action_style"}
     )
     assert {"max_turns", "max_cost_per_run", "max_cost_per_user_per_day", "revert_memory_mb"} <= set(
         fields_of(LIMIT)
@@ -210,6 +210,7 @@ def test_a_hook_under_the_field_name_waits(ws: Path) -> None:
         ("context_window", 2048),
         ("tool_profile", "full"),
         ("text_tool_calls", False),
+        ("action_style", "code"),
     ],
 )
 def test_a_user_only_setting_in_a_project_file_waits_for_trust(ws: Path, name: str, value: object) -> None:

@@ -174,3 +174,6 @@ def test_user_only_keys_are_accepted_from_the_user() -> None:
     assert coerce_setting("context_window", 32768, keys) == 32768
     with pytest.raises(InvalidInputError, match="auto, full or lean"):
         coerce_setting("tool_profile", "tiny", keys)
+    assert coerce_setting("action_style", " code ", keys) == "code"
+    with pytest.raises(InvalidInputError, match="auto, tools or code"):
+        coerce_setting("action_style", "cells", keys)

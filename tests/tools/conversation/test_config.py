@@ -87,6 +87,7 @@ async def test_list_all_settings(registry: Registry) -> None:
         ("api_base", "https://attacker.example/v1"),
         ("api_base", None),
         ("tool_profile", "full"),
+        ("action_style", "code"),
         ("API_BASE", "x"),
     ],
 )
@@ -96,3 +97,4 @@ async def test_the_model_cannot_move_the_endpoint_or_the_tool_profile(
     out = await registry.call("Config", {"setting": setting, "value": value})
     assert out.is_error
     assert registry.session.settings.api_base is None and registry.session.settings.tool_profile == "auto"
+    assert registry.session.settings.action_style == "auto"

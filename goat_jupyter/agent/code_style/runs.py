@@ -1,0 +1,144 @@
+"""Running code actions (agent/code_style/blocks.py) as the tool calls they stand for, through the executor.
+
+A python block is a NotebookEdit insert (a code cell below the `%%goat` cell, after the ones this run
+added) and a RunCell of that cell; a bash block is a Bash call. Each is an ordinary call with an id:
+the same permission decision, approval prompt, transcript card, budget and checkpoint as when a model
+makes it. The model reads the results as one user message after its reply (the reply keeps its
+blocks as written: a small model that sees JSON calls in its history starts writing them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from goat_jupyter.agent.code_style.blocks import CodeBlock
+from goat_jupyter.errors import ConflictError, GoatError
+from goat_jupyter.state import SessionState
+from goat_jupyter.tools.base import ToolContext, ToolOutput
+from goat_jupyter.tools.notebook import choose_backend, resolve_notebook
+from goat_jupyter.tools.runner import Executor, ToolCall
+
+ERROR_TAIL_CHARS = 2_000  # a failed block's result: its first line and the traceback's last frames
+FRAME_CHARS = 600  # each frame kept of a long traceback
+TRACEBACK = "Traceback (most recent call last)"
+NO_NOTEBOOK = (
+    "Error: a python block runs as a notebook cell, and this kernel's notebook is not known here "
+    "(terminal IPython or a script). Use a bash block instead, e.g. python -c '...'."
+)
+
+
+@dataclass
+class CodeResults:
+    """What the blocks did: the text the model reads next, and every output (for their images)."""
+
+    parts: list[str] = field(default_factory=lambda: list[str]())
+    outputs: list[ToolOutput] = field(default_factory=lambda: list[ToolOutput]())
+    calls: list[str] = field(default_factory=lambda: list[str]())  # the tools they ran as, in order
+
+    def text(self) -> str:
+        return "\n\n".join(self.parts)
+
+
+def bounded_error(content: str) -> str:
+    """What a model fixes code from: the error's line, the frames in its own cell (`Cell In[...]`),
+    the traceback's last frame and the exception; library frames between them are left out."""
+    head, marker, trace = content.partition(TRACEBACK)
+    if marker:
+        content = f"{head}{marker}{_condensed(trace)}"
+    if len(content) <= ERROR_TAIL_CHARS + 500:
+        return content
+    first, _, rest = content.partition("\n")
+    return f"{first}\n... [earlier output and frames omitted] ...\n{rest[-ERROR_TAIL_CHARS:]}"
+
+
+def _condensed(trace: str) -> str:
+    frames = trace.split("\n\n")
+    own = [frame for frame in frames[:-2] if "Cell In[" in frame][:2]
+    left_out = len(frames) - 2 - len(own)
+    kept = [*own, f"... [{left_out} library frames omitted] ..."] if left_out > 0 else own
+    return "\n\n".join(frame[:FRAME_CHARS] for frame in [*kept, *frames[-2:]])
+
+
+class CodeRunner:
+    """Runs one reply's blocks in order, stopping at the first that fails."""
+
+    def __init__(self, executor: Executor, session: SessionState, turn: int) -> None:
+        self.executor = executor
+        self.session = session
+        self.prefix = f"code_{turn}"
+        self._calls = 0
+        self._names: list[str] = []
+
+    async def run(self, blocks: list[CodeBlock], results: CodeResults) -> None:
+        """Fills `results` as it goes, so an interrupt keeps what already ran."""
+        self._names = results.calls
+        for number, block in enumerate(blocks, 1):
+            output = await (self._python(block) if block.language == "python" else self._bash(block))
+            results.outputs.append(output)
+            results.parts.append(_described(number, len(blocks), block, output))
+            if output.is_error:
+                if number < len(blocks):
+                    results.parts.append(
+                        f"Blocks {number + 1} to {len(blocks)} were not run, because block {number} failed."
+                    )
+                return
+
+    async def _call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        self._calls += 1
+        self._names.append(name)
+        call = ToolCall(f"{self.prefix}_{self._calls}", name, arguments)
+        return (await self.executor.run_calls([call]))[0]
+
+    async def _bash(self, block: CodeBlock) -> ToolOutput:
+        return await self._call("Bash", {"command": block.source})
+
+    async def _python(self, block: CodeBlock) -> ToolOutput:
+        path = await self._notebook()
+        if path is None:
+            return ToolOutput(NO_NOTEBOOK, is_error=True)
+        if await self._needs_read(path):  # the file, not JupyterLab: edits need a read first
+            await self._call("Read", {"file_path": str(path)})
+        inserted = await self._call(
+            "NotebookEdit",
+            {
+                "notebook_path": str(path),
+                "new_source": block.source,
+                "cell_type": "code",
+                "edit_mode": "insert",
+            },
+        )
+        cell_id = inserted.metadata.get("cell_id")
+        if inserted.is_error or not isinstance(cell_id, str):
+            return inserted
+        return await self._call("RunCell", {"notebook_path": str(path), "cell_id": cell_id})
+
+    def _context(self) -> ToolContext:
+        return ToolContext(self.session, services=self.executor.services)
+
+    async def _notebook(self) -> Path | None:
+        if self.executor.services.kernel is None:
+            return None
+        try:
+            return await resolve_notebook(None, self._context())
+        except GoatError:
+            return None
+
+    async def _needs_read(self, path: Path) -> bool:
+        try:
+            backend = await choose_backend(path, self._context())
+            if not backend.live:
+                self.session.file_reads.check_writable(path)
+        except ConflictError:
+            return True
+        except GoatError:
+            return False  # NotebookEdit says what is wrong
+        return False
+
+
+def _described(number: int, count: int, block: CodeBlock, output: ToolOutput) -> str:
+    """One block's result as the model reads it."""
+    which = f"your {block.language} block" if count == 1 else f"block {number} ({block.language})"
+    content = bounded_error(output.content) if output.is_error else output.content
+    return f"Result of {which}:\n{content}"

@@ -181,6 +181,7 @@ VALUE_HINTS: dict[str, str] = {
     "context_window": "the model's window in tokens (at least 1024), or none to use the one known for the model",
     "tool_profile": "auto, full or lean",
     "text_tool_calls": "true or false",
+    "review_edits": "true or false (notebook edits wait on their cells for Keep / Undo)",
 }
 
 

@@ -97,6 +97,9 @@ class Settings(BaseModel):
     )
     tool_profile: Annotated[ToolProfile, USER] = "auto"  # auto: lean for small windows and local endpoints
     text_tool_calls: Annotated[bool, USER] = True  # run one well-formed tool call a model wrote as text
+    # Agent notebook edits wait on the cells for the user's Keep / Undo (labextension review.ts). The
+    # user's alone: the model must not switch its own review off.
+    review_edits: Annotated[bool, USER] = True
     local_prompt_tokens_per_s: Annotated[float, FREE] = Field(default=20.0, gt=0)  # slowest prompt reading
     permissions: Annotated[PermissionRules, RIGHTS] = Field(default_factory=PermissionRules)
     hooks: Annotated[dict[str, Any], RIGHTS] = Field(default_factory=dict)

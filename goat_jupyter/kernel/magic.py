@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from goat_jupyter.config.keys import sync_keys
-from goat_jupyter.kernel import commands
+from goat_jupyter.kernel import commands, review_note
 from goat_jupyter.kernel.checkpoint_run import run_scope
 from goat_jupyter.kernel.commands.trust import check_folder_trust
 from goat_jupyter.kernel.replay_choice import Chosen, choose_recording, this_cell, with_cell_request
@@ -173,6 +173,7 @@ async def _run_shown(
     asked = resume_prompt(goat, departed, tap) if departed else prompt
     try:
         await check_folder_trust(goat, renderer)  # before anything of the project's can apply
+        review_note.tell(goat, renderer)  # what the user kept and undid of goat's notebook edits
         async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state
             await _run(goat, asked, options, tap, recording)
     except asyncio.CancelledError:

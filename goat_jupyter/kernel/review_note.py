@@ -26,7 +26,7 @@ class Decision(BaseModel):
     action: Literal["kept", "undid"]
     kind: Literal["edited", "created", "deleted"]
     cell: int = Field(ge=1)
-    cell_id: str = Field(max_length=200)
+    cell_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")  # nbformat's cell id
     ran: list[str] | None = Field(default=None, max_length=50)
 
     @field_validator("ran")

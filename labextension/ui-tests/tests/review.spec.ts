@@ -106,13 +106,16 @@ async function shot(page: IJupyterLabPageFixture, name: string): Promise<void> {
 }
 
 async function screenshots(page: IJupyterLabPageFixture): Promise<void> {
+  // Tall enough for the run's four cells below the %%goat cell's output.
+  await page.setViewportSize({ width: 1200, height: 1500 });
   await tagCells(page);
-  await cellById(page, 'goat').scrollIntoViewIfNeeded();
+  await cellById(page, 'goat2').scrollIntoViewIfNeeded();
   await shot(page, 'review-light');
   await page.theme.setDarkTheme();
   await shot(page, 'review-dark');
   await page.theme.setLightTheme();
-  await page.setViewportSize({ width: 820, height: 1000 });
+  await page.setViewportSize({ width: 820, height: 1500 });
+  await cellById(page, 'goat2').scrollIntoViewIfNeeded();
   await shot(page, 'review-narrow');
   await page.setViewportSize({ width: 1200, height: 1000 });
 }

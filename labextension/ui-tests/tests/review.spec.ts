@@ -11,6 +11,7 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 
 import {
   cellById,
+  expectButton,
   expectText,
   getContents,
   getRawText,
@@ -195,6 +196,11 @@ test("Keep / Undo on the cells goat edited, created and deleted; the model hears
   const note = cellById(page, 'a').locator('.goat-review-note');
   await expect(note).toContainText('the kernel still holds what it bound (`w`, `x`)');
   await expect(bar).toContainText("Undid goat's edit of cell 3");
+  // Re-run binds the names from the restored code again; the note goes.
+  await note.getByRole('button', { name: 'Re-run', exact: true }).click();
+  await expect(note).toHaveCount(0);
+  await expect.poll(async () => (await liveCells(page))[2].count).toBeGreaterThan(beforeA.execution_count);
+  expect((await liveCells(page))[2].outputs.join('')).toBe('1\n');
 
   // By keyboard: G J goes to the next cell awaiting review (b), G K keeps its edit.
   await page.evaluate(() => {
@@ -258,4 +264,72 @@ test("Keep / Undo on the cells goat edited, created and deleted; the model hears
   expect(last).toContain('kept your edit of cell 4');
   expect(last).toContain('undid cell 5, which you created: it is removed');
   expect(last).toContain('undid your deletion of cell 5: the cell is back in place');
+});
+
+const APPROVED: Turn[] = [
+  { match: '[approved]', text: '', tool_calls: [{ name: 'Read', arguments: { file_path: 'approved.ipynb' } }] },
+  {
+    match: '[approved]',
+    text: '',
+    tool_calls: [
+      { name: 'NotebookEdit', arguments: { notebook_path: 'approved.ipynb', cell_id: 'a', new_source: 'x = 99' } },
+      {
+        name: 'NotebookEdit',
+        arguments: { notebook_path: 'approved.ipynb', cell_id: 'a', new_source: 'z = 0', cell_type: 'code', edit_mode: 'insert' }
+      }
+    ]
+  },
+  { match: '[approved]', text: 'Both edits are in.' }
+];
+
+test('in default mode an approved edit still waits for review; Undo all from the %%goat cell; the palette lists the shortcuts', async ({
+  page,
+  tmpPath
+}) => {
+  await putCassette(page, `${tmpPath}/approved.json`, APPROVED);
+  await putNotebook(page, `${tmpPath}/approved.ipynb`, [
+    { id: 'setup', cell_type: 'code', source: setupSource('approved.json') },
+    { id: 'goat', cell_type: 'code', source: '%%goat\n[approved] Change a and add z.' },
+    { id: 'a', cell_type: 'code', source: 'x = 1' }
+  ]);
+  await openNotebook(page, `${tmpPath}/approved.ipynb`);
+  await startGoat(page, 'setup');
+  const original = (await cellJSON(page))[2];
+  await startCell(page, 'goat');
+  const output = await outputOf(page, 'goat');
+  for (let i = 0; i < 2; i++) {
+    await (await expectButton(output, 'Allow once')).click();
+  }
+  await expectText(output, 'Both edits are in.');
+  await tagCells(page);
+  const bar = cellById(page, 'goat').locator('.goat-review-bar');
+  await expect(bar).toContainText('This run changed 2 cells, awaiting your review');
+  await bar.getByRole('button', { name: 'Undo all', exact: true }).click();
+  await expect.poll(async () => (await cellJSON(page)).map(cell => cell.id)).toEqual(['setup', 'goat', 'a']);
+  expect((await cellJSON(page))[2]).toEqual(original);
+  await expect(bar).toContainText("Undid goat's edit of cell 3");
+  await expect(bar).toContainText('Undid the new cell 4');
+  await expect(bar).not.toContainText('awaiting your review');
+
+  const keys = await page.evaluate(() =>
+    (window as any).jupyterapp.commands.keyBindings
+      .filter((binding: any) => String(binding.command).startsWith('goat:review-'))
+      .map((binding: any) => `${binding.command} ${binding.keys.join(' ')}`)
+      .sort()
+  );
+  expect(keys).toEqual([
+    'goat:review-keep G K',
+    'goat:review-keep-all G Shift K',
+    'goat:review-next G J',
+    'goat:review-undo G U',
+    'goat:review-undo-all G Shift U'
+  ]);
+  await page.keyboard.press('Control+Shift+C');
+  const palette = page.locator('#command-palette');
+  await palette.locator('input').fill('goat changes');
+  // Listed (greyed out and hidden while nothing awaits review), with its shortcut.
+  const item = palette.locator('.lm-CommandPalette-item[data-command="goat:review-undo-all"]');
+  await expect(item).toHaveCount(1);
+  expect(await item.textContent()).toContain("Undo all of goat's changes");
+  await page.keyboard.press('Escape');
 });

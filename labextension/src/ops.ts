@@ -29,7 +29,7 @@ import {
   sourceArgument
 } from './protocol';
 import { replaceTagged } from './goat_outputs';
-import { editedMark, isPlaceholder, placeholderFor, REVIEW_KEY } from './review';
+import { editedMark, isPlaceholder, placeholderFor, placeholderOf, REVIEW_KEY } from './review';
 import { runFinished, runStarted } from './run_cell';
 import { VERSION } from './version';
 
@@ -105,8 +105,14 @@ function insertCell(request: Request, context: IOpContext): JSONObject {
       origin: origin(context)
     })) as nbformat.IBaseCellMetadata
   };
-  const inserted = notebookModel(panel).sharedModel.insertCell(index, cell);
-  return { cell_id: inserted.id, index };
+  const shared = notebookModel(panel).sharedModel;
+  const inserted = shared.insertCell(index, cell);
+  // A revert re-inserting a deleted cell leaves its placeholder nothing to decide.
+  const placeholder = reviewed(request) ? null : placeholderOf(panel, cell);
+  if (placeholder !== null) {
+    shared.deleteCell(placeholder);
+  }
+  return { cell_id: inserted.id, index: placeholder !== null && placeholder < index ? index - 1 : index };
 }
 
 /** Swaps the cell for a new one of `newType` at the same place, keeping its id. */

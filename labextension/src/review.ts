@@ -232,3 +232,33 @@ export function sourceOf(cell: nbformat.ICell): string {
   const source = cell.source;
   return Array.isArray(source) ? source.join('') : String(source ?? '');
 }
+
+/** JSON with sorted keys: the same metadata from the kernel and from the model compare equal. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) {
+    return `[${value.map(canonical).join(',')}]`;
+  }
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/** The placeholder of a deleted cell that `cell` puts back (a revert re-inserts it), if any. */
+export function placeholderOf(panel: NotebookPanel, cell: nbformat.IBaseCell): number | null {
+  const list = cells(panel).cells;
+  for (let index = 0; index < list.length; index++) {
+    const before = reviewOf(list.get(index))?.before;
+    if (
+      isPlaceholder(list.get(index)) &&
+      before &&
+      before.cell_type === cell.cell_type &&
+      sourceOf(before) === sourceOf(cell as nbformat.ICell) &&
+      canonical(before.metadata) === canonical(cell.metadata)
+    ) {
+      return index;
+    }
+  }
+  return null;
+}

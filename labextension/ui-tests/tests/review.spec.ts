@@ -333,3 +333,36 @@ test('in default mode an approved edit still waits for review; Undo all from the
   expect(await item.textContent()).toContain("Undo all of goat's changes");
   await page.keyboard.press('Escape');
 });
+
+const DELETED: Turn[] = [
+  { match: '[deleted]', text: '', tool_calls: [{ name: 'Read', arguments: { file_path: 'deleted.ipynb' } }] },
+  {
+    match: '[deleted]',
+    text: '',
+    tool_calls: [{ name: 'NotebookEdit', arguments: { notebook_path: 'deleted.ipynb', cell_id: 'c', new_source: '', edit_mode: 'delete' } }]
+  },
+  { match: '[deleted]', text: 'Removed it.' }
+];
+
+test('"Revert this run" brings a deleted cell back and its placeholder goes', async ({ page, tmpPath }) => {
+  await putCassette(page, `${tmpPath}/deleted.json`, DELETED);
+  await putNotebook(page, `${tmpPath}/deleted.ipynb`, [
+    { id: 'setup', cell_type: 'code', source: setupSource('deleted.json') },
+    { id: 'goat', cell_type: 'code', source: '%%goat --mode acceptEdits\n[deleted] Remove cell c.' },
+    { id: 'c', cell_type: 'markdown', source: '# keep me?' },
+    { id: 'd', cell_type: 'code', source: 'd = 4' }
+  ]);
+  await openNotebook(page, `${tmpPath}/deleted.ipynb`);
+  await startGoat(page, 'setup');
+  await startCell(page, 'goat');
+  const output = await outputOf(page, 'goat');
+  await expectText(output, 'Removed it.');
+  await expect.poll(async () => (await cellJSON(page)).map(cell => cell.cell_type)).toEqual(['code', 'code', 'raw', 'code']);
+  await output.getByRole('button', { name: 'Revert this run' }).click(); // its icon adds a space
+  await expect
+    .poll(async () => (await liveCells(page)).map(cell => `${cell.type}:${cell.source}`))
+    .toEqual([expect.stringContaining('code:import os'), expect.stringContaining('code:%%goat'), 'markdown:# keep me?', 'code:d = 4']);
+  await tagCells(page);
+  await expect(page.locator('.jp-NotebookPanel:visible .goat-review')).toHaveCount(0);
+  await expect(cellById(page, 'goat').locator('.goat-review-bar')).toHaveCount(0);
+});

@@ -202,6 +202,17 @@ test("Keep / Undo on the cells goat edited, created and deleted; the model hears
   await expect.poll(async () => (await liveCells(page))[2].count).toBeGreaterThan(beforeA.execution_count);
   expect((await liveCells(page))[2].outputs.join('')).toBe('1\n');
 
+  // The user edits goat's version of cell b: Undo is refused with a sentence, the user's text stays.
+  await setSource(page, 'b', 'y = 21  # mine');
+  await tagCells(page);
+  await cellById(page, 'b').getByRole('button', { name: 'Undo', exact: true }).click();
+  await expect(cellById(page, 'b').locator('.goat-review-message')).toContainText(
+    'Not undone: cell 4 was edited after goat changed it, and Undo would overwrite your text. Your text stays'
+  );
+  expect((await liveCells(page))[3].source).toBe('y = 21  # mine');
+  expect((await cellJSON(page))[3].metadata.goat_review.kind).toBe('edited');
+  await setSource(page, 'b', EDIT_B);
+
   // By keyboard: G J goes to the next cell awaiting review (b), G K keeps its edit.
   await page.evaluate(() => {
     const notebook = (window as any).jupyterapp.shell.currentWidget.content;

@@ -7,8 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_raw_cell
 
+from goat_jupyter.notebook import FileNotebook, find_cell
 from goat_jupyter.notebook.live_notebook import LiveNotebook
 from tests.notebook.test_comm_bridge import call, frontend_with_cells, make_executor
 from tests.notebook.test_edits_land import nb_path, read_first
@@ -92,3 +95,24 @@ async def test_runcell_outputs_are_not_marked_for_review(tmp_path: Path) -> None
     await backend.replace_cell(cell, "x = 3")
     assert changes(frontend) and all("review" not in request for request in changes(frontend))
     assert executor.session.settings.review_edits is True, "on by default"
+
+
+async def test_a_saved_placeholder_is_gone_for_the_agent_in_the_file_too(tmp_path: Path) -> None:
+    """A notebook saved with a deletion awaiting review, read without JupyterLab: the placeholder is
+    not a cell the agent sees (numbering and `cell-N` as in the live listing), and edits around it
+    leave it where it is."""
+    placeholder = new_raw_cell(
+        "", metadata={"goat_review": {"kind": "deleted", "origin": "g", "before": {"cell_type": "code"}}}
+    )
+    lookalike = new_raw_cell("", metadata={"goat_review": {"kind": "edited"}})
+    cells = [new_code_cell("a = 1", id="a"), placeholder, new_code_cell("b = 2", id="b"), lookalike]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(nbformat.writes(new_notebook(cells=cells)))  # pyright: ignore[reportUnknownMemberType]
+    backend = FileNotebook(path)
+    listed = await backend.list_cells()
+    assert [(cell.id, cell.index) for cell in listed] == [("a", 0), ("b", 1), (lookalike.id, 2)]
+    assert find_cell(listed, "cell-1").id == "b"
+    await backend.insert_cell("a", "code", "c = 3")
+    await backend.save()
+    saved = nbformat.read(path, as_version=4)  # pyright: ignore[reportUnknownMemberType]
+    assert [cell.source for cell in saved.cells] == ["a = 1", "c = 3", "", "b = 2", ""]

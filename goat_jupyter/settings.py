@@ -180,6 +180,7 @@ VALUE_HINTS: dict[str, str] = {
     "api_base": "an OpenAI-compatible endpoint URL, e.g. http://127.0.0.1:8089/v1, or none",
     "context_window": "the model's window in tokens (at least 1024), or none to use the one known for the model",
     "tool_profile": "auto, full or lean",
+    "cite_numbers": "off, or remind (numbers an answer states without a [cell N, out M] citation)",
     "text_tool_calls": "true or false",
     "review_edits": "true or false (notebook edits wait on their cells for Keep / Undo)",
 }

@@ -189,8 +189,9 @@ class KernelSession:
                 found.append(content["comm_id"])
         return found
 
-    async def wait_widget(self, model_name: str, timeout: float = 30, **state: Any) -> str:
+    async def wait_widget(self, model_name: str, timeout: float = 90, **state: Any) -> str:
         """The newest open widget matching, once the kernel has opened it."""
+        # 90 s: the first run in a kernel imports litellm, which takes over 30 s on a loaded 2-core machine.
         await wait_for(lambda: bool(self.widgets(model_name, **state)), timeout)
         return self.widgets(model_name, **state)[-1]
 

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("agent",),  # the loop, the model client, the session and its context
     ("tools",),  # every tool, the executor, the tools' contract with the services above
     ("permissions", "notebook", "mcp", "web"),  # permission engine, policy, hooks; notebooks; clients
-    ("represent",),  # what the model reads about live objects and outputs; large outputs on disk
+    ("represent", "citations"),  # what the model reads of objects and outputs; what its answers cite
     (  # infrastructure
         "processes",
         "config",

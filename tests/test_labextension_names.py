@@ -57,3 +57,19 @@ def test_the_gutter_counts_the_same_method_calls_as_writes_as_the_kernel() -> No
     names = pynames_mutators()
     assert len(names) == len(set(names)), "a method named twice in pynames.ts"
     assert set(names) == MUTATORS, (set(names) - MUTATORS, MUTATORS - set(names))
+
+
+def test_citation_links_are_the_ones_the_labextension_follows() -> None:
+    """cited.py writes `#goat-cite-<count>-<output>-<state>`; citations.ts parses exactly that."""
+    from goat_jupyter.citations import OutputIndex
+    from goat_jupyter.ui.safe.cited import cited_answer
+
+    source = (LABEXTENSION / "src" / "citations.ts").read_text(encoding="utf-8")
+    match = re.search(r"const ANCHOR = /(.+)/;", source)
+    assert match, "citations.ts no longer declares ANCHOR as a regular expression literal"
+    anchor = re.compile(match.group(1).replace("\\/", "/"))
+    outputs = [{"output_type": "stream", "name": "stdout", "text": "0.5"}]
+    markdown, _ = cited_answer("0.5 [cell 3, out 1]; 0.7 [cell 3]; [cell 3]", OutputIndex([(3, outputs)]))
+    hrefs = re.findall(r"\]\((#goat-cite-[^)]*)\)", markdown)
+    assert hrefs == ["#goat-cite-3-1-ok", "#goat-cite-3-0-bad", "#goat-cite-3-0-ref"]
+    assert all(anchor.fullmatch(href) for href in hrefs)

@@ -26,6 +26,8 @@ the user's kernel; never write .ipynb files with Write or Edit.
 - For multi-step work keep a todo list with TodoWrite and update it as you go.
 - Ask with AskUserQuestion when a request is ambiguous and the choice matters.
 - When a tool call is denied, do not retry the same call; adjust or ask the user.
+- Cite each value you take from a cell's output right after it: 0.42 [cell 7, out 1] (7: the cell's \
+execution count; out 1: its first output; [cell 7]: any of its outputs). goat checks it.
 - Finish with a short summary of what you did and what the user should look at."""
 
 

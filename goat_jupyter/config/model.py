@@ -39,6 +39,7 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
 
 OutputStyle = Literal["default", "explain", "tutor"]
 OUTPUT_STYLES: tuple[OutputStyle, ...] = ("default", "explain", "tutor")
+CiteNumbers = Literal["off", "remind"]  # numbers an answer states uncited: kernel/cite_run.py
 ReplayMode = Literal["auto", "always", "never"]  # a %%goat cell's recording: kernel/replay_run.py
 REPLAY_MODES: tuple[ReplayMode, ...] = ("auto", "always", "never")
 
@@ -97,6 +98,9 @@ class Settings(BaseModel):
     )
     tool_profile: Annotated[ToolProfile, USER] = "auto"  # auto: lean for small windows and local endpoints
     text_tool_calls: Annotated[bool, USER] = True  # run one well-formed tool call a model wrote as text
+    # remind: numbers an answer states with no [cell N] citation get a note to the model (classrooms);
+    # only the user sets it, so the model cannot switch its own reminder off.
+    cite_numbers: Annotated[CiteNumbers, USER] = "off"
     # Agent notebook edits wait on the cells for the user's Keep / Undo (labextension review.ts). The
     # user's alone: the model must not switch its own review off.
     review_edits: Annotated[bool, USER] = True

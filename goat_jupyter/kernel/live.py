@@ -75,8 +75,10 @@ def running(shell: Any) -> Generator[None]:
 
 
 def state() -> dict[str, Any]:
+    from goat_jupyter.notebook import cell_mark
+
     with _LOCK:
-        prompts = [asdict(prompt) for prompt in pending.pending()]
+        prompts = [{**asdict(p), "mark": cell_mark.shown(p.model_id)} for p in pending.pending()]
         return {"runs": [_described(run, prompts) for run in _runs]}
 
 

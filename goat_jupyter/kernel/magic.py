@@ -12,6 +12,7 @@ from typing import Any
 from goat_jupyter.config.keys import sync_keys
 from goat_jupyter.kernel import commands, review_note
 from goat_jupyter.kernel.checkpoint_run import run_scope
+from goat_jupyter.kernel.cite_run import check_answer
 from goat_jupyter.kernel.commands.trust import check_folder_trust
 from goat_jupyter.kernel.replay_choice import Chosen, choose_recording, this_cell, with_cell_request
 from goat_jupyter.kernel.replay_run import (
@@ -176,6 +177,7 @@ async def _run_shown(
         review_note.tell(goat, renderer)  # what the user kept and undid of goat's notebook edits
         async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state
             await _run(goat, asked, options, tap, recording)
+        await check_answer(goat, renderer, start.first)  # citations marked before the cell closes
     except asyncio.CancelledError:
         renderer.close()
         raise GoatInterruptedError(counter.turns) from None

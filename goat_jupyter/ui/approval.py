@@ -9,6 +9,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from goat_jupyter.notebook import cell_mark
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, Choice
 from goat_jupyter.text import loads_json, map_strings
 from goat_jupyter.tools.redaction import cleaner
@@ -19,12 +20,12 @@ from goat_jupyter.ui.comm_idle import (
     Show,
     WidgetView,
     ipywidgets,
+    model_id,
     on_click,
     record_bundle,
     show_until_answered,
 )
 from goat_jupyter.ui.preview import Preview, arguments_block, build_preview
-from goat_jupyter.ui.preview import release as release_locked
 from goat_jupyter.ui.summary import relative
 
 CHOICES: dict[Choice, str] = {
@@ -242,7 +243,8 @@ def for_people(request: ApprovalRequest, preview: Preview, base: str) -> tuple[A
         suggested_rule=clean(request.suggested_rule) if request.suggested_rule else None,
         suggested_rules=tuple(map(clean, request.suggested_rules)),
     )
-    return shown, Preview(words(preview.html), words(preview.text), preview.locked)
+    mark = preview.mark.cleaned(words) if preview.mark else None
+    return shown, Preview(words(preview.html), words(preview.text), mark)
 
 
 async def ask_approval(
@@ -256,6 +258,8 @@ async def ask_approval(
     )
     waiting = f"goat asks permission for {subject(request)}"
     try:
+        if preview.mark is not None:
+            await cell_mark.show(notebook, preview.mark, model_id(prompt.view))
         return await show_until_answered(
             show,
             WidgetView(prompt.view, waiting, html=prompt.fallback_html),
@@ -265,5 +269,5 @@ async def ask_approval(
             waiting,
         )
     finally:
-        if preview.locked is not None:
-            await release_locked(notebook, preview.locked)
+        if preview.mark is not None:
+            await cell_mark.hide(notebook, preview.mark, model_id(prompt.view))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Protocol, cast
 
+from goat_jupyter.citations import OutputIndex
 from goat_jupyter.tools.events import (
     Activity,
     Event,
@@ -41,6 +42,7 @@ from goat_jupyter.ui.html import (
 )
 from goat_jupyter.ui.made_cells import MadeCells
 from goat_jupyter.ui.nested import AgentTranscript, NestedEvent, apply_nested
+from goat_jupyter.ui.safe.cited import cited_answer
 from goat_jupyter.ui.safe.markdown import StreamedMarkdown, no_math
 from goat_jupyter.ui.summary import relative
 from goat_jupyter.ui.text import (
@@ -130,6 +132,7 @@ class _StaticBlock(_Block):
 class _TextBlock(_Block):
     def __init__(self, text: str, mark: str = "") -> None:
         self._parts = [text]  # joined only when drawn: deltas arrive far more often than updates
+        self._cited: tuple[str, str, str] | None = None  # (text, Markdown, plain) with citations marked
         self._mark = mark  # a small line above the text (a replayed answer says so), not in text/plain
         self._markdown = StreamedMarkdown()
         self._final = False  # no more text comes: draw the Markdown of exactly this text
@@ -148,6 +151,15 @@ class _TextBlock(_Block):
     def append(self, text: str) -> None:
         self._parts.append(text)
 
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def cite(self, index: OutputIndex) -> None:
+        """From now on draw the text with its citations checked against `index`."""
+        text = self.text
+        self._cited = (text, *cited_answer(text, index))
+
     def drop_tail(self, chars: int) -> int:
         """Remove up to `chars` characters from the end; how many were removed."""
         text = "".join(self._parts)
@@ -159,6 +171,8 @@ class _TextBlock(_Block):
         text = "".join(self._parts)
         self._parts = [text]
         mark = f"<sub>{escape(self._mark)}</sub>\n\n" if self._mark else ""
+        if self._cited is not None and self._cited[0] == text:
+            return {"text/markdown": mark + self._cited[1], "text/plain": self._cited[2]}
         markdown, current = self._markdown.render(text, final=self._final)
         self._behind = not current
         return {"text/markdown": mark + markdown, "text/plain": text}
@@ -334,6 +348,17 @@ class CellRenderer:
     def close(self) -> None:
         """Mark cards that never finished as stopped, push every pending update, then the footer."""
         self._guard(self._finish)
+
+    def answer_texts(self) -> list[str]:
+        """The run's own text blocks as they stand (a subagent's text is not among them)."""
+        return [block.text for block in self._texts]
+
+    def cite(self, index: OutputIndex) -> None:
+        """Mark each answer text's citations as checked against the notebook (drawn at once)."""
+        for block in self._texts:
+            block.cite(index)
+            self._dirty[id(block)] = block
+        self._guard(self._flush)
 
     def add_bundle(self, bundle: MimeBundle) -> None:
         """A block of the caller's own (an error report) below everything so far."""

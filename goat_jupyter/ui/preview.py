@@ -6,6 +6,7 @@ Diffs are computed from the file as it is now and the proposed change; nothing i
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ SCROLL_BOX = "max-height:30em;overflow:auto"
 
 if TYPE_CHECKING:
     from goat_jupyter.notebook import CellInfo
+    from goat_jupyter.notebook.cell_mark import CellMark
 
 
 class NoPreviewError(Exception):
@@ -43,7 +45,7 @@ class Preview:
 
     html: str
     text: str
-    locked: str | None = None  # the id of a cell made read-only while the user decides (RunCell)
+    mark: CellMark | None = None  # what the live notebook shows at the cell while the user decides
 
 
 def note_preview(text: str) -> Preview:
@@ -58,7 +60,7 @@ async def build_preview(tool_name: str, args: dict[str, Any], cwd: Path, noteboo
         if tool_name == "RunCell" and notebook is not None:
             return await run_cell_preview(args, cwd, notebook)
         if tool_name == "NotebookEdit":
-            return diff_preview(await notebook_diff(args, cwd, notebook))
+            return await notebook_edit_preview(args, cwd, notebook)
         if tool_name in DIFF_TOOLS:
             return diff_preview(await asyncio.to_thread(proposed_diff, tool_name, args, cwd))
         return _plain_preview(tool_name, args)
@@ -84,8 +86,9 @@ def diff_preview(diff: str) -> Preview:
 
 async def run_cell_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Preview:
     """The cell RunCell would run: its source and the number JupyterLab shows (1-based); the
-    frontend scrolls to it and highlights it."""
+    frontend scrolls to it, highlights it and keeps it read-only until the answer (its mark)."""
     from goat_jupyter.notebook import cell_label, find_cell
+    from goat_jupyter.notebook.cell_mark import CellMark
 
     raw = args.get("notebook_path")
     path = resolve(str(raw), cwd) if raw else await notebook.owner_path()
@@ -94,34 +97,12 @@ async def run_cell_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Pr
     backend = await notebook.backend_for(path)
     cells = await backend.list_cells()
     cell = find_cell(cells, str(args.get("cell_id", "")), where=path.name)
-    if backend.live:
-        await reveal(notebook, cell.id, lock=True)  # read-only until the answer (approval.py)
     where = f"{cell_label(cell, len(cells)).capitalize()} in {path.name}"
     html = (
         f'<div style="{style.NOTE}">{escape(where)}</div><pre style="{style.PRE}">{escape(cell.source)}</pre>'
     )
-    return Preview(html, f"{where}:\n{cell.source}", cell.id if backend.live else None)
-
-
-async def reveal(notebook: Any, cell_id: str, *, lock: bool = False) -> None:
-    """Ask the labextension to scroll to the cell and highlight it, with `lock` also making it
-    read-only until `release` (older labextensions do not know how)."""
-    from goat_jupyter.errors import GoatError
-
-    try:
-        await notebook.bridge.request("reveal_cell", cell_id=cell_id, lock=lock)
-    except GoatError:
-        return
-
-
-async def release(notebook: Any, cell_id: str) -> None:
-    """The cell `reveal(lock=True)` made read-only is editable again."""
-    from goat_jupyter.errors import GoatError
-
-    try:
-        await notebook.bridge.request("release_cell", cell_id=cell_id)
-    except GoatError:
-        return
+    mark = CellMark("run", cell.id, backend.frontend_path) if backend.live else None
+    return Preview(html, f"{where}:\n{cell.source}", mark)
 
 
 def arguments_block(args: dict[str, Any]) -> str:
@@ -151,19 +132,30 @@ def _plain_preview(tool_name: str, args: dict[str, Any]) -> Preview:
     return Preview("", "")
 
 
-async def notebook_diff(args: dict[str, Any], cwd: Path, notebook: Any) -> str:
+async def notebook_edit_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Preview:
     """A NotebookEdit's diff against the cell as it is now: the live one in JupyterLab (unsaved edits
-    included, and a never-saved notebook too), else the .ipynb file."""
+    included, and a never-saved notebook too), else the .ipynb file. Live, it is also shown at the cell."""
     from goat_jupyter.tools.files.edit import unified_diff
 
     path = resolve(str(args.get("notebook_path", "")), cwd)
-    backend = None if notebook is None else await notebook.backend_for(path)
-    if backend is not None and backend.live:
-        cells = await backend.list_cells()
-    else:
+    backend = await notebook.backend_for(path) if notebook is not None else None
+    if backend is None or not backend.live:
         cells = await asyncio.to_thread(file_cells, path)
-    before, after, label = notebook_change(cells, args, path)
-    return unified_diff(Path(f"{path} ({label})"), before, after)
+        before, after, label = notebook_change(cells, args, path)
+        return diff_preview(unified_diff(Path(f"{path} ({label})"), before, after))
+    return await live_edit_preview(args, path, notebook, backend)
+
+
+async def live_edit_preview(args: dict[str, Any], path: Path, notebook: Any, backend: Any) -> Preview:
+    """The diff against the live cells, and the mark that shows the change at its cell."""
+    from goat_jupyter.tools.files.edit import unified_diff
+
+    cells = await backend.list_cells()
+    anchor = notebook.default_anchor(path, cells) if not args.get("cell_id") else None
+    before, after, label = notebook_change(cells, args, path, anchor)
+    preview = diff_preview(unified_diff(Path(f"{path} ({label})"), before, after))
+    mark = edit_mark(cells, args, backend.frontend_path, anchor, preview.text)
+    return preview if mark is None else dataclasses.replace(preview, mark=mark)
 
 
 def proposed_diff(tool_name: str, args: dict[str, Any], cwd: Path) -> str:
@@ -218,8 +210,11 @@ def file_cells(path: Path) -> list[CellInfo]:
     ]
 
 
-def notebook_change(cells: list[CellInfo], args: dict[str, Any], path: Path) -> tuple[str, str, str]:
-    """(source before, source after, which cell) for a NotebookEdit of these cells."""
+def notebook_change(
+    cells: list[CellInfo], args: dict[str, Any], path: Path, anchor: CellInfo | None = None
+) -> tuple[str, str, str]:
+    """(source before, source after, which cell) for a NotebookEdit of these cells; `anchor`: the cell
+    an insert without a cell id follows (below the running %%goat cell)."""
     from goat_jupyter.notebook import cell_label, find_cell
 
     mode = str(args.get("edit_mode") or "replace")
@@ -227,8 +222,32 @@ def notebook_change(cells: list[CellInfo], args: dict[str, Any], path: Path) -> 
     target = find_cell(cells, str(cell_id), where=str(path)) if cell_id else None
     new_source = str(args.get("new_source", ""))
     if mode == "insert" or target is None:
-        where = f"after {cell_label(target)}" if target else "at the top"
+        after = target or anchor
+        where = f"after {cell_label(after)}" if after else "at the top"
         return "", new_source, f"new {args.get('cell_type') or 'code'} cell {where}"
     if mode == "delete":
         return target.source, "", f"delete {cell_label(target, len(cells))}"
     return target.source, new_source, cell_label(target, len(cells))
+
+
+def edit_mark(
+    cells: list[CellInfo], args: dict[str, Any], frontend_path: str | None, anchor: CellInfo | None, diff: str
+) -> CellMark | None:
+    """What the notebook shows at the cell while a NotebookEdit waits: the diff at the changed cell,
+    the cell to delete, or the new cell's source where it will go (None: no cell to show it at)."""
+    from goat_jupyter.notebook import find_cell
+    from goat_jupyter.notebook.cell_mark import CellMark
+
+    mode = str(args.get("edit_mode") or "replace")
+    cell_id = args.get("cell_id")
+    target = find_cell(cells, str(cell_id)) if cell_id else None
+    source, cell_type = str(args.get("new_source", "")), str(args.get("cell_type") or "code")
+    if mode == "insert":
+        after = target or anchor
+        return CellMark(
+            "insert", after.id if after else "", frontend_path, source=source, cell_type=cell_type
+        )
+    if target is None:
+        return None  # the call fails (a cell id is required): nothing to show
+    kind = "delete" if mode == "delete" else "edit"
+    return CellMark(kind, target.id, frontend_path, diff=diff, cell_type=cell_type)

@@ -13,6 +13,7 @@ import { dropStaleWidgets } from './goat_outputs';
 import { keepCleanOnLanguageInfo } from './clean_open';
 import { cellActionsPlugin } from './cell_actions';
 import { markStaleCells } from './stale';
+import { followCitations } from './citations';
 import { runFreshPlugin } from './run_fresh';
 import { reviewPlugin } from './review_ui';
 
@@ -29,6 +30,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       keepCleanOnLanguageInfo(panel);
       decorateCells(panel);
       markStaleCells(panel);
+      followCitations(panel);
     };
     tracker.forEach(bridge);
     tracker.widgetAdded.connect((_sender, panel) => {

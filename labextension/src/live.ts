@@ -14,6 +14,7 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JSONObject } from '@lumino/coreutils';
 
+import { restoreMarks } from './approval_mark';
 import { WIDGET_MIME } from './goat_outputs';
 
 export const LIVE_TARGET = 'goat.live';
@@ -22,6 +23,7 @@ export interface ILivePrompt {
   model_id: string;
   display_id: string;
   text: string;
+  mark?: JSONObject | null; // what the prompt shows at its cell (approval_mark.ts); older kernels: absent
 }
 
 /** One output the run showed so far, and the display id its later updates address. */
@@ -83,6 +85,7 @@ export class LiveRuns {
     }
     this._adopted.set(run.msg_id, new AdoptedRun(kernel, cell, run));
     this._onAdopt(run.msg_id, run.cell_id);
+    restoreMarks(this._panel, run.prompts.map(prompt => prompt.mark), run.msg_id);
   }
 
   private _codeCell(cellId: string | null): ICodeCellModel | undefined {

@@ -28,6 +28,7 @@ import {
   requiredString,
   sourceArgument
 } from './protocol';
+import { releaseMarked, revealMarked } from './approval_mark';
 import { replaceTagged } from './goat_outputs';
 import { editedMark, isPlaceholder, placeholderFor, placeholderOf, REVIEW_KEY } from './review';
 import { runFinished, runStarted } from './run_cell';
@@ -239,43 +240,14 @@ function replaceGoatOutput(request: Request, context: IOpContext): JSONObject {
   return {};
 }
 
-/** How long a cell stays highlighted after goat asks to run it. */
-const HIGHLIGHT_MS = 6000;
-
-/**
- * Scrolls to the cell goat asks to run and highlights it; with `lock`, it is also read-only (and
- * the notebook leaves edit mode) until `release_cell`, so a keystroke cannot change the code the
- * user is approving.
- */
+/** An approval's cell: scrolled to, highlighted, locked, its change drawn there (approval_mark.ts). */
 function revealCell(request: Request, context: IOpContext): JSONObject {
-  const panel = targetPanel(request, context);
-  const located = findCell(panel, requiredString(request, 'cell_id'));
-  const widget = panel.content.widgets[located.index];
-  if (widget) {
-    void panel.content.scrollToCell(widget, 'center');
-    widget.addClass('goat-highlight');
-    if (request['lock'] === true) {
-      panel.content.mode = 'command';
-      widget.readOnly = true;
-      widget.addClass('goat-locked');
-    } else {
-      setTimeout(() => widget.removeClass('goat-highlight'), HIGHLIGHT_MS);
-    }
-  }
-  return { index: located.index };
+  return revealMarked(targetPanel(request, context), request, context.requestMsgId);
 }
 
-/** Ends what `reveal_cell` with `lock` did: editable again, no highlight. */
+/** Ends what `reveal_cell` did: editable again, no highlight, nothing drawn. */
 function releaseCell(request: Request, context: IOpContext): JSONObject {
-  const panel = targetPanel(request, context);
-  const located = findCell(panel, requiredString(request, 'cell_id'));
-  const widget = panel.content.widgets[located.index];
-  if (widget?.hasClass('goat-locked')) {
-    widget.readOnly = false;
-    widget.removeClass('goat-locked');
-    widget.removeClass('goat-highlight');
-  }
-  return { index: located.index };
+  return releaseMarked(targetPanel(request, context), request);
 }
 
 function runningCell(_request: Request, context: IOpContext): JSONObject {

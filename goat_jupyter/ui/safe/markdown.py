@@ -8,14 +8,15 @@ is, and only code that every reading agrees on keeps its `<` raw. Outside it:
   image points at `javascript:`, `data:` or `vbscript:` whatever the spelling (tabs, case, escapes);
 - `![` loses its image: a picture would load a URL (and tell its server what the model chose) with no click;
 - `$` is `\\$`, and the whole text sits in a `mathjax_ignore` block: dollars stay dollars, no MathJax
-  (whose `\\href` and `\\style` could make a link that covers the page).
+  (whose `\\href` and `\\style` could make a link that covers the page);
+- `goat-cite` gets a zero-width space: only goat's own citation marks link to `#goat-cite-...`.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 
 from markdown_it import MarkdownIt
@@ -42,23 +43,78 @@ _OPENING = re.compile(
 # A scheme-like word before a colon that starts a URL: not inside a word, path or host (`/x:`, `a@b:`).
 _OUTSIDE = re.compile(
     r"(?P<escaped>\\[\\$])|(?P<amp>&)|(?P<lt><)|(?P<image>!(?=\\?\[))|(?P<dollar>\$)"
+    r"|(?P<cite>(?i:goat)(?=\\?-(?i:cite)))"  # before `scheme`: `goat-cite-7:` loses its anchor too
     r"|(?<![A-Za-z0-9+.\-/@])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)(?P<colon>\\?:)(?=\S)"
 )
 
+# What goat may replace with its own Markdown (a citation and what the model claimed of it): one
+# line, no code; a run any rule here would change is never replaced (the rule wins).
+_MARKABLE = re.compile(r"[^\n`]+")
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
+
 Span = tuple[int, int]
+Mark = tuple[int, int, str]  # text[start:end] is shown as goat's own Markdown instead
+
+
+def clean_newlines(text: str) -> str:
+    """The text every function here reads: controls gone, line breaks as `\n` (positions are in it)."""
+    return strip_controls(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def safe_markdown(text: str) -> str:
     """`text` as Markdown that renders to no HTML tag, image, math or non-http link of its own."""
-    text = strip_controls(text.replace("\r\n", "\n").replace("\r", "\n"))
+    return marked_markdown(text, ())[0]
+
+
+def marked_markdown(text: str, marks: Sequence[Mark]) -> tuple[str, list[Mark]]:
+    """safe_markdown, with goat's own Markdown in place of some plain runs outside code (positions in
+    `clean_newlines(text)`), put in after the text around them is made safe as if they were not
+    there; and the marks it put in (one over code, over a line break or over what a rule changes is not)."""
+    text = clean_newlines(text)
+    marks = [m for m in marks if _MARKABLE.fullmatch(text, m[0], m[1])]
     parts: list[str] = []
+    applied: list[Mark] = []
     position = 0
-    for start, end in code_spans(text):
-        parts.append(_neutralise(text[position:start]))
-        parts.append(text[start:end])
+    for start, end in [*code_spans(text), (len(text), len(text))]:
+        inside = [(s - position, e - position, m) for s, e, m in marks if position <= s and e <= start]
+        safe, used = _neutralise(text[position:start], inside)
+        parts += [safe, text[start:end]]
+        applied += [(s + position, e + position, m) for s, e, m in used]
         position = end
-    parts.append(_neutralise(text[position:]))
-    return NO_MATH_OPEN + "".join(parts)
+    return NO_MATH_OPEN + "".join(parts), applied
+
+
+def escape_inline(text: str) -> str:
+    """A short text of the model's shown literally inside goat's own Markdown: one line, every
+    punctuation character escaped (no emphasis, link, code or autolink), no HTML, no entity."""
+    flat = " ".join(clean_newlines(text).split())
+    return _PUNCTUATION.sub(_escaped, flat)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return {"<": "&lt;", "&": "&amp;"}.get(char, "\\" + char)
+
+
+def literal_spans(text: str) -> list[Span]:
+    """Where any reader may see code in `clean_newlines(text)`: the certain code spans, every code
+    block's lines, and the lines of a paragraph whose code spans are not certain."""
+    env: dict[str, list[tuple[str, int, int]]] = {_SPANS: []}
+    tokens = _parser().parse(text, env)
+    lines = text.split("\n")
+    starts = _line_starts(lines)
+    spans = code_spans(text)
+    for token in tokens:
+        if token.map is None:
+            continue
+        whole = (starts[token.map[0]], starts[token.map[1] - 1] + len(lines[token.map[1] - 1]))
+        if token.type in ("fence", "code_block"):
+            spans.append(whole)
+        elif token.type == "inline" and "`" in token.content:
+            recorded = [span for span in env[_SPANS] if span[0] is token.content]
+            if len(list(_inline_spans(token, recorded, lines, starts))) != len(recorded):
+                spans.append(whole)
+    return sorted(spans)
 
 
 class StreamedMarkdown:
@@ -92,8 +148,30 @@ def no_math(bundle: dict[str, str]) -> dict[str, str]:
     return {**bundle, "text/html": f"{NO_MATH_DIV}{html}</div>"}
 
 
-def _neutralise(text: str) -> str:
-    return _OUTSIDE.sub(_replacement, text)
+def _neutralise(text: str, marks: Sequence[Mark] = ()) -> tuple[str, list[Mark]]:
+    """Every rule applied to a run outside code, and the `marks` spliced in (in place of what they cover)."""
+    if not marks:
+        return _OUTSIDE.sub(_replacement, text), []
+    edits = [(m.start(), m.end(), _replacement(m)) for m in _OUTSIDE.finditer(text)]
+    used = [mark for mark in marks if not any(_straddles(edit, mark) for edit in edits)]
+    edits = [edit for edit in edits if not any(m[0] <= edit[0] and edit[1] <= m[1] for m in used)]
+    parts: list[str] = []
+    applied: list[Mark] = []
+    position = 0
+    for start, end, replacement in sorted(edits + used):
+        if start < position:
+            continue  # two marks over the same run: the first one stands
+        parts += [text[position:start], replacement]
+        applied += [(start, end, replacement)] if (start, end, replacement) in used else []
+        position = end
+    parts.append(text[position:])
+    return "".join(parts), applied
+
+
+def _straddles(edit: Mark, mark: Mark) -> bool:
+    """An edit half in a mark: the mark goes (one wholly inside it goes with the text it replaces)."""
+    overlaps = edit[0] < mark[1] and mark[0] < edit[1]
+    return overlaps and not (mark[0] <= edit[0] and edit[1] <= mark[1])
 
 
 def _replacement(match: re.Match[str]) -> str:
@@ -107,6 +185,8 @@ def _replacement(match: re.Match[str]) -> str:
         return "\\!"
     if match.group("dollar"):
         return "\\$"
+    if match.group("cite"):
+        return match.group("cite") + ZWSP  # only goat's own marks link to `#goat-cite-...` (cited.py)
     scheme = match.group("scheme")
     if scheme.lower() in ALLOWED_SCHEMES:
         return match.group(0)

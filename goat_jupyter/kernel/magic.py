@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from goat_jupyter.config.keys import sync_keys
-from goat_jupyter.kernel import commands, review_note
+from goat_jupyter.kernel import commands
 from goat_jupyter.kernel.checkpoint_run import run_scope
 from goat_jupyter.kernel.cite_run import check_answer
 from goat_jupyter.kernel.commands.trust import check_folder_trust
@@ -27,6 +27,7 @@ from goat_jupyter.kernel.replay_run import (
     run_start,
     show_recording,
 )
+from goat_jupyter.kernel.review import note as review_note
 from goat_jupyter.kernel.runtime import GoatRuntime, RunOptions
 from goat_jupyter.replay.recording import Recording
 from goat_jupyter.settings import PERMISSION_MODES

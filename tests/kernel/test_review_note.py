@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from goat_jupyter.kernel import review
-from goat_jupyter.kernel.review_note import checked, model_note, transcript_line
+from goat_jupyter.kernel.review.note import checked, model_note, transcript_line
 
 
 def decision(**changes: Any) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The user's Keep / Undo of goat's notebook edits arriving from the labextension (review_ui.ts).
 
 The page opens a comm to `goat.review` with its decisions; they wait here, as sent, until the next
-`%%goat` run takes them (review_note.py checks them and tells the transcript and the model). Kept
+`%%goat` run takes them (review/note.py checks them and tells the transcript and the model). Kept
 light: `%load_ext` registers the target before the agent's modules are imported.
 """
 

@@ -183,6 +183,7 @@ VALUE_HINTS: dict[str, str] = {
     "cite_numbers": "off, or remind (numbers an answer states without a [cell N, out M] citation)",
     "text_tool_calls": "true or false",
     "action_style": "auto, tools or code",
+    "review_edits": "true or false (notebook edits wait on their cells for Keep / Undo)",
 }
 
 

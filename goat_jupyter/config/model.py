@@ -107,6 +107,9 @@ class Settings(BaseModel):
     cite_numbers: Annotated[CiteNumbers, USER] = "off"
     # Issue 34: `code` runs a reply's fenced python / bash blocks as the action; auto: code in the lean profile.
     action_style: Annotated[ActionStyle, USER] = "auto"
+    # Agent notebook edits wait on the cells for the user's Keep / Undo (labextension review.ts). The
+    # user's alone: the model must not switch its own review off.
+    review_edits: Annotated[bool, USER] = True
     local_prompt_tokens_per_s: Annotated[float, FREE] = Field(default=20.0, gt=0)  # slowest prompt reading
     permissions: Annotated[PermissionRules, RIGHTS] = Field(default_factory=PermissionRules)
     hooks: Annotated[dict[str, Any], RIGHTS] = Field(default_factory=dict)

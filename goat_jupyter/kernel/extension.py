@@ -98,13 +98,14 @@ def _warm_up(loop: asyncio.AbstractEventLoop | None) -> None:
 
 
 def load(ip: Any) -> None:
-    from goat_jupyter.kernel import executions, live, llm_mime
+    from goat_jupyter.kernel import executions, live, llm_mime, review
     from goat_jupyter.ui import comm_idle
 
     llm_mime.install(ip)  # outputs carry goat's summary for the model (text/llm+plain)
     comm_idle.install(getattr(ip, "kernel", None))  # widget value changes during a running cell
     executions.install(ip)  # what the kernel runs from now on: cell id, count, source hash, names
     live.install()  # a browser tab that reloads during a run asks here what is running
+    review.install()  # the user's Keep / Undo of goat's notebook edits (labextension review_ui.ts)
     for transform in (transform_goat_cell, transform_undo):
         if transform not in ip.input_transformers_cleanup:
             ip.input_transformers_cleanup.append(transform)

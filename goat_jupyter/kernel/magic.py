@@ -27,6 +27,7 @@ from goat_jupyter.kernel.replay_run import (
     run_start,
     show_recording,
 )
+from goat_jupyter.kernel.review import note as review_note
 from goat_jupyter.kernel.runtime import GoatRuntime, RunOptions
 from goat_jupyter.replay.recording import Recording
 from goat_jupyter.settings import PERMISSION_MODES
@@ -174,6 +175,7 @@ async def _run_shown(
     asked = resume_prompt(goat, departed, tap) if departed else prompt
     try:
         await check_folder_trust(goat, renderer)  # before anything of the project's can apply
+        review_note.tell(goat, renderer)  # what the user kept and undid of goat's notebook edits
         async with run_scope(goat, renderer, prompt):  # checkpoint + live-notebook state
             await _run(goat, asked, options, tap, recording)
         await check_answer(goat, renderer, start.first)  # citations marked before the cell closes

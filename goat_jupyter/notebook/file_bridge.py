@@ -63,7 +63,7 @@ class FileNotebook:
         self._nb: NotebookNode | None = None
 
     async def list_cells(self) -> list[CellInfo]:
-        cells = (await self._notebook()).cells
+        cells = [cell for cell in (await self._notebook()).cells if not _review_placeholder(cell)]
         return [_cell_info(cell, index) for index, cell in enumerate(cells)]
 
     async def insert_cell(
@@ -168,6 +168,14 @@ def load_notebook(path: Path) -> NotebookNode:
         if not cell.get("id"):  # a 4.5 notebook saved by a careless tool
             cell["id"] = uuid.uuid4().hex[:8]
     return notebook
+
+
+def _review_placeholder(cell: NotebookNode) -> bool:
+    """A cell goat deleted, kept in place until the user keeps or undoes the deletion (the
+    labextension's review.ts): gone, for the agent, as in the live notebook's listing."""
+    metadata = cast("dict[str, Any]", cell.get("metadata") or {})
+    review: object = metadata.get("goat_review")
+    return isinstance(review, dict) and cast("dict[str, Any]", review).get("kind") == "deleted"
 
 
 def _cell_info(cell: NotebookNode, index: int) -> CellInfo:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -22,6 +23,16 @@ class LiveNotebook:
         self.frontend_path = frontend_path  # None: the panel that owns this kernel
         self.dirty = False
         self._cells: dict[str, CellInfo] = {}
+        self._review: dict[str, bool] = {}  # `review=True` on edits: they wait for the user's Keep / Undo
+
+    @contextmanager
+    def reviewed(self) -> Generator[None]:
+        """Edits made inside wait on their cells for the user's Keep / Undo (labextension review.ts)."""
+        self._review = {"review": True}
+        try:
+            yield
+        finally:
+            self._review = {}
 
     async def list_cells(self) -> list[CellInfo]:
         reply = await self._call("list_cells")
@@ -45,6 +56,7 @@ class LiveNotebook:
             cell_type=cell_type,
             source=source,
             metadata=dict(metadata or {}),
+            **self._review,
         )
         return str(reply.get("cell_id"))
 
@@ -65,6 +77,7 @@ class LiveNotebook:
             cell_type=cell_type,
             metadata=merged,
             clear_outputs=(cell_type or old.cell_type) == "code",
+            **self._review,
         )
 
     async def restore_cell(self, cell: CellInfo) -> None:
@@ -81,7 +94,7 @@ class LiveNotebook:
             await self.set_outputs(cell.id, cell.outputs, cell.execution_count)
 
     async def delete_cell(self, cell_id: str) -> None:
-        await self._call("delete_cell", cell_id=cell_id)
+        await self._call("delete_cell", cell_id=cell_id, **self._review)
 
     async def set_outputs(
         self, cell_id: str, outputs: Sequence[Mapping[str, Any]], execution_count: int | None

@@ -15,6 +15,7 @@ import { cellActionsPlugin } from './cell_actions';
 import { markStaleCells } from './stale';
 import { followCitations } from './citations';
 import { runFreshPlugin } from './run_fresh';
+import { reviewPlugin } from './review_ui';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'goat-jupyter:bridge',
@@ -38,4 +39,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, settingsPanelPlugin, cellActionsPlugin, runFreshPlugin];
+export default [plugin, settingsPanelPlugin, cellActionsPlugin, runFreshPlugin, reviewPlugin];

@@ -30,6 +30,7 @@ import {
 } from './protocol';
 import { releaseMarked, revealMarked } from './approval_mark';
 import { replaceTagged } from './goat_outputs';
+import { editedMark, isPlaceholder, placeholderFor, placeholderOf, REVIEW_KEY } from './review';
 import { runFinished, runStarted } from './run_cell';
 import { VERSION } from './version';
 
@@ -79,7 +80,10 @@ function listCells(request: Request, context: IOpContext): JSONObject {
   const cells = notebookModel(panel).cells;
   const result: JSONObject[] = [];
   for (let index = 0; index < cells.length; index++) {
-    result.push(cellToJSON(cells.get(index)));
+    const cell = cells.get(index);
+    if (!isPlaceholder(cell)) {
+      result.push(cellToJSON(cell)); // a deletion awaiting review is gone, for the agent
+    }
   }
   return { path: panel.context.path, dirty: panel.context.model.dirty, cells: result };
 }
@@ -97,10 +101,19 @@ function insertCell(request: Request, context: IOpContext): JSONObject {
     ...(wantedId === undefined ? {} : { id: wantedId }),
     cell_type: cellType(request['cell_type']),
     source: sourceArgument(request),
-    metadata: (optionalObject(request, 'metadata') ?? {}) as nbformat.IBaseCellMetadata
+    metadata: withReview(request, optionalObject(request, 'metadata') ?? {}, () => ({
+      kind: 'created',
+      origin: origin(context)
+    })) as nbformat.IBaseCellMetadata
   };
-  const inserted = notebookModel(panel).sharedModel.insertCell(index, cell);
-  return { cell_id: inserted.id, index };
+  const shared = notebookModel(panel).sharedModel;
+  const inserted = shared.insertCell(index, cell);
+  // A revert re-inserting a deleted cell leaves its placeholder nothing to decide.
+  const placeholder = reviewed(request) ? null : placeholderOf(panel, cell);
+  if (placeholder !== null) {
+    shared.deleteCell(placeholder);
+  }
+  return { cell_id: inserted.id, index: placeholder !== null && placeholder < index ? index - 1 : index };
 }
 
 /** Swaps the cell for a new one of `newType` at the same place, keeping its id. */
@@ -129,7 +142,12 @@ function replaceCell(request: Request, context: IOpContext): JSONObject {
   const cellId = requiredString(request, 'cell_id');
   const located = findCell(panel, cellId);
   const source = sourceArgument(request);
-  const metadata = optionalObject(request, 'metadata');
+  const given = optionalObject(request, 'metadata');
+  const metadata = reviewed(request)
+    ? withReview(request, given ?? (located.cell.sharedModel.getMetadata() as JSONObject), () =>
+        editedMark(located.cell, origin(context))
+      )
+    : given;
   const rawType = request['cell_type'];
   const newType = rawType === undefined || rawType === null ? undefined : cellType(rawType);
   if (newType !== undefined && newType !== located.cell.type) {
@@ -160,8 +178,30 @@ function replaceCell(request: Request, context: IOpContext): JSONObject {
 function deleteCell(request: Request, context: IOpContext): JSONObject {
   const panel = targetPanel(request, context);
   const located = findCell(panel, requiredString(request, 'cell_id'));
-  notebookModel(panel).sharedModel.deleteCell(located.index);
+  const shared = notebookModel(panel).sharedModel;
+  const placeholder = reviewed(request) ? placeholderFor(located.cell, origin(context)) : null;
+  shared.transact(() => {
+    shared.deleteCell(located.index);
+    if (placeholder) {
+      shared.insertCell(located.index, placeholder); // kept until the user keeps or undoes the deletion
+    }
+  });
   return {};
+}
+
+/** Whether the kernel asked for this edit to wait for the user's Keep / Undo (review.ts). */
+function reviewed(request: Request): boolean {
+  return request['review'] === true;
+}
+
+/** The %%goat cell whose run sends the request. */
+function origin(context: IOpContext): string | null {
+  return context.requestingCellId ?? null;
+}
+
+/** `metadata` with the review mark `mark()` when the request asks for review. */
+function withReview(request: Request, metadata: JSONObject, mark: () => object): JSONObject {
+  return reviewed(request) ? { ...metadata, [REVIEW_KEY]: mark() as JSONObject } : metadata;
 }
 
 function setOutputs(request: Request, context: IOpContext): JSONObject {

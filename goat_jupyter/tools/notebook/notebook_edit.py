@@ -21,6 +21,7 @@ from goat_jupyter.tools.notebook.notebook_live import (
     fallback_note,
     placed_below,
     remember_write,
+    under_review,
 )
 from goat_jupyter.tools.notebook.notebook_provenance import check_tutor, goat_metadata
 
@@ -86,12 +87,13 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         if below_running:
             target = default_anchor(ctx, path, cells)
         stamp = goat_metadata(ctx, args.new_source)
-        if args.edit_mode == "insert" or target is None:
-            message, cell = await _insert(backend, args, target, stamp)
-        elif args.edit_mode == "delete":
-            message, cell = await _delete(backend, target)
-        else:
-            message, cell = await _replace(backend, args, target, stamp)
+        with under_review(ctx, backend):
+            if args.edit_mode == "insert" or target is None:
+                message, cell = await _insert(backend, args, target, stamp)
+            elif args.edit_mode == "delete":
+                message, cell = await _delete(backend, target)
+            else:
+                message, cell = await _replace(backend, args, target, stamp)
         await backend.save()
         new_source = None if args.edit_mode == "delete" else args.new_source
         landed = await read_back(backend, Expected(cell["cell_id"], new_source, cell["cell_type"]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,13 @@ async def choose_backend(path: Path, ctx: ToolContext) -> NotebookBackend:
     if service is None:
         return FileNotebook(path)
     return await service.backend_for(path)
+
+
+def under_review(ctx: ToolContext, backend: NotebookBackend) -> AbstractContextManager[None]:
+    """With `review_edits` on, a live edit waits on its cell for the user's Keep / Undo."""
+    if isinstance(backend, LiveNotebook) and ctx.session.settings.review_edits:
+        return backend.reviewed()
+    return nullcontext()
 
 
 def fallback_note(ctx: ToolContext, backend: NotebookBackend) -> str:

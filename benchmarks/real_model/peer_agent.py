@@ -10,6 +10,7 @@ holds the CSVs, and prints one JSON line per question.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -22,7 +23,8 @@ from smolagents import CodeAgent, OpenAIServerModel  # pyright: ignore[reportMis
 def answer(agent: Any, text: str) -> dict[str, Any]:
     started = time.perf_counter()
     try:
-        result = agent.run(text, return_full_result=True)
+        with contextlib.redirect_stdout(sys.stderr):  # the agent's own prints stay off the results
+            result = agent.run(text, return_full_result=True)
     except Exception as exc:  # the peer's own failure is a missed question, not a stopped benchmark
         return {
             "answer": "",

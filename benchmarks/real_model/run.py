@@ -228,8 +228,9 @@ def run_peer(questions: list[Question], root: Path, args: argparse.Namespace) ->
     with subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, text=True) as peer:
         assert peer.stdout is not None
         for raw in peer.stdout:
-            line = json.loads(raw)
-            results.append(report(peer_result(by_id[line["qid"]], line), args))
+            if raw.startswith('{"qid"'):  # anything else is the agent talking
+                line = json.loads(raw)
+                results.append(report(peer_result(by_id[line["qid"]], line), args))
     return results
 
 

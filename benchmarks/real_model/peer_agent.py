@@ -35,7 +35,8 @@ def answer(agent: Any, text: str) -> dict[str, Any]:
             "stop_reason": f"error: {exc!r}"[:200],
         }
     usage = result.token_usage
-    steps = [s for s in result.steps if type(s).__name__ == "ActionStep"]
+    # smolagents 1.26 gives the steps as dicts; an action step (one model turn) has a step number
+    steps = [s for s in result.steps if isinstance(s, dict) and "step_number" in s]
     return {
         "answer": "" if result.output is None else str(result.output),
         "turns": len(steps),

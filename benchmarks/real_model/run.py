@@ -80,9 +80,8 @@ def workspace_for(task: Task, root: Path, args: argparse.Namespace, harness: str
         "idle_timeout_s": 300,
         "permissions": {"deny": task.deny},
     }
-    (workspace / ".goat").mkdir(exist_ok=True)
-    (workspace / ".goat" / "settings.json").write_text(json.dumps(settings))
-    # The user's file too: settings a workspace may not widen before folder trust still apply.
+    # The user's file (a home per task), not the workspace's: a workspace's own settings wait for the
+    # folder-trust question in the cell, which nobody answers here.
     home_for(workspace).mkdir(exist_ok=True)
     (home_for(workspace) / "settings.json").write_text(json.dumps(settings))
     return workspace

@@ -22,7 +22,13 @@ FAMILIES_HOME = "tools"  # each folder in it is a family of tools (README, Archi
 
 # Top-down: a module imports its own layer or those below it, never one above (README, Architecture).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("", "api", "kernel", "server"),  # entry points: the kernel extension, the server, the Python API
+    (
+        "",
+        "api",
+        "kernel",
+        "server",
+        "mcp_server",
+    ),  # entry points: the kernel extension, the server, the MCP server, the Python API
     ("ui",),  # widgets, the cell transcript, approvals and questions
     ("plugins", "subagents", "checkpoints"),  # what the tools reach through services
     ("agent",),  # the loop, the model client, the session and its context

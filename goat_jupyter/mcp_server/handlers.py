@@ -27,13 +27,14 @@ STATE_KEY = "goat_mcp"
 class McpState:
     """The server's MCP side, built on the first request while serving is on."""
 
-    def __init__(self, root: Path, kernels: ServerKernels) -> None:
+    def __init__(self, root: Path, kernels: ServerKernels, approval_timeout: float | None) -> None:
         from mcp.server.transport_security import TransportSecuritySettings
 
         from goat_jupyter.mcp_server.app import build_server
 
         self.tabs = TabChannels()
         self.calls = OutsideCalls(root, kernels, self.tabs)
+        self.calls.approval_timeout = approval_timeout
         self.server = build_server(self.calls)
         # Jupyter checks hosts and origins itself (allow_remote_access, allow_origin).
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -59,6 +60,15 @@ def _server_flag(handler: JupyterHandler) -> dict[str, Any]:
     return dict(section) if hasattr(section, "items") else {}
 
 
+def _seconds(value: object) -> float | None:
+    """--GoatMcp.approval_timeout=SECONDS: how long a prompt waits for the user (default 120 s)."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        return None
+    return seconds if 0 < seconds < 86_400 else None
+
+
 def mcp_state(handler: JupyterHandler) -> McpState:
     """The state for this server (404 while serving is off: the endpoint does not exist then)."""
     if not gate(_server_flag(handler)).enabled:
@@ -68,7 +78,8 @@ def mcp_state(handler: JupyterHandler) -> McpState:
     if state is None:
         root = Path(settings.get("server_root_dir") or ".").expanduser()
         kernels = ServerKernels(settings["session_manager"], settings["kernel_manager"], root)
-        state = settings[STATE_KEY] = McpState(root, kernels)
+        timeout = _seconds(_server_flag(handler).get("approval_timeout"))
+        state = settings[STATE_KEY] = McpState(root, kernels, timeout)
     return state
 
 

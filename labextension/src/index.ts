@@ -14,6 +14,7 @@ import { keepCleanOnLanguageInfo } from './clean_open';
 import { cellActionsPlugin } from './cell_actions';
 import { markStaleCells } from './stale';
 import { runFreshPlugin } from './run_fresh';
+import { mcpTabPlugin } from './mcp_tab';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'goat-jupyter:bridge',
@@ -36,4 +37,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, settingsPanelPlugin, cellActionsPlugin, runFreshPlugin];
+export default [plugin, settingsPanelPlugin, cellActionsPlugin, runFreshPlugin, mcpTabPlugin];

@@ -8,6 +8,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Protocol
 
+from tornado.iostream import StreamClosedError
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -64,10 +66,13 @@ async def serve(app: AsgiApp, scope: Scope, body: bytes, out: Responder, gone: a
             out.clear_header("Content-Type")
             for name, value in message.get("headers", []):
                 out.add_header(bytes(name).decode("latin-1"), bytes(value).decode("latin-1"))
-        elif message["type"] == "http.response.body":
+        elif message["type"] == "http.response.body" and not gone.is_set():
             chunk = bytes(message.get("body", b""))
-            if chunk:
-                out.write(chunk)
-            await out.flush()
+            try:
+                if chunk:
+                    out.write(chunk)
+                await out.flush()
+            except StreamClosedError:  # the client went away (an SSE stream it closed)
+                gone.set()
 
     await app(scope, receive, send)

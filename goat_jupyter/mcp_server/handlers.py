@@ -93,7 +93,7 @@ class McpHandler(APIHandler):
         alone is refused below."""
 
     async def _serve(self) -> None:
-        if self.request.headers.get("Authorization") is None and not self.get_argument("token", ""):
+        if self._cookie_only():
             raise web.HTTPError(403, "Send the Jupyter token: Authorization: token <token>.")
         state = mcp_state(self)
         await state.started()
@@ -106,8 +106,14 @@ class McpHandler(APIHandler):
             self.request.remote_ip or "",
         )
         await serve(state.manager.handle_request, scope, self.request.body or b"", self, self._gone)
-        if not self._finished:
+        if not self._finished and not self._gone.is_set():
             self.finish()
+
+    def _cookie_only(self) -> bool:
+        """A request that only a browser's login cookie authenticates (a page of another site could
+        send it): refused, since this endpoint skips the XSRF check for token clients."""
+        token = self.request.headers.get("Authorization") or self.get_argument("token", "")
+        return not token and bool(self.identity_provider.auth_enabled)
 
     def on_connection_close(self) -> None:
         gone = getattr(self, "_gone", None)

@@ -3,10 +3,12 @@ server's own configuration, never a project file), and never when the managed po
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+from goat_jupyter.config.files import write_atomically
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.settings import user_settings_path
 from goat_jupyter.text import loads_json
@@ -22,6 +24,24 @@ class Gate:
 
     enabled: bool
     reason: str
+
+
+def set_user_enabled(enabled: bool) -> None:
+    """The panel's switch: the user's own settings file, every other key kept; a file that is not a
+    JSON object is left alone (SettingsFileError-like ValueError), so nothing the user wrote is lost."""
+    path = user_settings_path()
+    data: object = {}
+    if path.exists():
+        data = loads_json(path.read_text(encoding="utf-8"))  # ValueError on a broken file
+        if not isinstance(data, dict):
+            raise ValueError(f"{path} does not hold a JSON object; fix it before turning MCP on here.")
+    settings = cast("dict[str, Any]", data)
+    block = settings.get(SETTING)
+    settings[SETTING] = {
+        **(cast("dict[str, Any]", block) if isinstance(block, dict) else {}),
+        "enabled": enabled,
+    }
+    write_atomically(path, json.dumps(settings, indent=2) + "\n")
 
 
 def user_enabled() -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from pathlib import Path
 from typing import Any, cast
 
@@ -14,7 +15,7 @@ from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web, websocket
 
 from goat_jupyter.mcp_server.asgi import scope_of, serve
-from goat_jupyter.mcp_server.gate import FLAG, gate
+from goat_jupyter.mcp_server.gate import FLAG, gate, set_user_enabled
 from goat_jupyter.mcp_server.kernel_access import ServerKernels
 from goat_jupyter.mcp_server.service import OutsideCalls
 from goat_jupyter.mcp_server.status import status_view
@@ -144,6 +145,25 @@ class McpStatusHandler(APIHandler):
     @web.authenticated
     @authorized
     def get(self) -> None:
+        self._reply()
+
+    @web.authenticated
+    @authorized
+    def put(self) -> None:
+        """`{"enabled": bool}`: the user's switch in ~/.goat/settings.json (the panel's checkbox)."""
+        try:
+            body: Any = json.loads(self.request.body or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(cast("dict[str, Any]", body).get("enabled"), bool):
+            raise web.HTTPError(400, 'Send {"enabled": true} or {"enabled": false}.')
+        try:
+            set_user_enabled(bool(cast("dict[str, Any]", body)["enabled"]))
+        except ValueError as exc:
+            raise web.HTTPError(409, str(exc)) from None
+        self._reply()
+
+    def _reply(self) -> None:
         decided = gate(_server_flag(self))
         state = cast("McpState | None", self.settings.get(STATE_KEY))
         base = f"{self.request.protocol}://{self.request.host}{self.base_url}goat/mcp"

@@ -182,11 +182,7 @@ class ApprovalBody extends Widget {
   constructor(ask: IApproval) {
     super();
     this.addClass('goat-mcp-approval');
-    const lines = [
-      `${ask.client} is an agent outside this notebook, connected over MCP.`,
-      ask.reason,
-      ask.path ? `Notebook: ${ask.path}${ask.cell_id ? `, cell ${ask.cell_id}` : ''}` : ''
-    ];
+    const lines = [`${ask.client} is an agent outside this notebook, connected over MCP.`, ask.reason];
     for (const line of lines.filter(Boolean)) {
       const paragraph = document.createElement('p');
       paragraph.textContent = line;

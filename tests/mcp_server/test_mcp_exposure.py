@@ -137,3 +137,33 @@ def test_the_managed_policy_forbids_it(tmp_path: Path) -> None:
         assert post(server, "/goat/mcp") == 404
         status = server.request("GET", "/goat/mcp/status").body
         assert status["enabled"] is False and "managed policy" in status["reason"]
+
+
+def test_the_panel_switch_writes_only_the_users_file(server_off: JupyterServer) -> None:
+    settings = server_off.home / ".goat" / "settings.json"
+    settings.write_text(json.dumps({"model": "openai/gpt-4o-mini", "permissions": {"deny": ["Bash"]}}))
+    reply = server_off.request("PUT", "/goat/mcp/status", {"enabled": True})
+    assert reply.status == 200 and reply.body["enabled"] is True
+    assert json.loads(settings.read_text()) == {
+        "model": "openai/gpt-4o-mini",
+        "permissions": {"deny": ["Bash"]},
+        "mcp_server": {"enabled": True},
+    }
+    assert post(server_off, "/goat/mcp") == 200
+    assert server_off.request("PUT", "/goat/mcp/status", {"enabled": False}).body["enabled"] is False
+    assert post(server_off, "/goat/mcp") == 404
+
+
+def test_the_panel_switch_refuses_bad_input_and_keeps_a_broken_file(server_off: JupyterServer) -> None:
+    settings = server_off.home / ".goat" / "settings.json"
+    for body in ({"enabled": "true"}, {"enabled": 1}, {}, {"on": True}):
+        assert server_off.request("PUT", "/goat/mcp/status", body).status == 400
+    assert server_off.request("PUT", "/goat/mcp/status", content=b"[true]").status == 400
+    settings.write_text("{not json")
+    assert server_off.request("PUT", "/goat/mcp/status", {"enabled": True}).status == 409
+    assert settings.read_text() == "{not json"
+    settings.write_text("[1, 2]")
+    assert server_off.request("PUT", "/goat/mcp/status", {"enabled": True}).status == 409
+    assert settings.read_text() == "[1, 2]"
+    assert post(server_off, "/goat/mcp") == 404
+    assert server_off.request("PUT", "/goat/mcp/status", {"enabled": True}, token=None).status == 403

@@ -139,3 +139,41 @@ test('an outside agent works in the live notebook over MCP, under the person in 
   expect(saved.cells.map((c: any) => source(c.source))).toEqual(live.map(c => c.source));
   expect(saved.cells.map((c: any) => c.id)).toEqual(live.map(c => c.id));
 });
+
+test('the settings panel shows the switch, the connect commands and the clients; the prompt in light, dark and narrow', async ({
+  page,
+  tmpPath
+}) => {
+  const path = `${tmpPath}/shots.ipynb`;
+  await putLockedNotebook(page, path);
+  await openNotebook(page, path);
+  const listed = await mcp('list_notebooks', {});
+  expect(listed.text).toContain('JupyterLab page: connected');
+  await page.evaluate(async () => {
+    await (window as any).jupyterapp.commands.execute('goat:open-settings');
+  });
+  const panel = page.locator('#goat-settings');
+  await expect(panel.locator('[data-goat="mcp-serve"]')).toBeChecked({ timeout: 30_000 });
+  await expect(panel.locator('[data-goat="mcp-serve-reason"]')).toContainText('--GoatMcp.enabled=True');
+  await expect(panel.locator('[data-goat="mcp-command-claude_code"]')).toHaveText(
+    `claude mcp add --transport http jupyter ${MCP_URL} --header "Authorization: token <token>"`
+  );
+  await expect(panel.locator('[data-goat="mcp-serve-clients"]')).toContainText('galata-agent: ');
+  const section = panel.locator('section', { hasText: 'Outside agents (MCP)' });
+  await section.scrollIntoViewIfNeeded();
+  await section.screenshot({ path: test.info().outputPath('mcp-panel-light.png') });
+
+  await page.notebook.activate('shots.ipynb');
+  expect((await mcp('read_notebook', { notebook_path: path })).error).toBe(false);
+  const asking = mcp('edit_cell', { notebook_path: path, cell_id: 'locked', new_source: 'secret = 42' });
+  const dialog = page.locator('.jp-Dialog');
+  await expect(dialog).toContainText('secret = 42', { timeout: 60_000 });
+  await page.screenshot({ path: test.info().outputPath('mcp-approval-light.png') });
+  await page.theme.setDarkTheme();
+  await page.screenshot({ path: test.info().outputPath('mcp-approval-dark.png') });
+  await page.setViewportSize({ width: 560, height: 900 });
+  await page.screenshot({ path: test.info().outputPath('mcp-approval-narrow.png') });
+  await answer(page, 'Deny');
+  expect((await asking).error).toBe(true);
+  await page.theme.setLightTheme();
+});

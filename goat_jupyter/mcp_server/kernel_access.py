@@ -13,9 +13,9 @@ from typing import Any, Protocol, cast
 from goat_jupyter.errors import InvalidInputError, NotAvailableError, ToolTimeoutError
 from goat_jupyter.kernel.run_outputs import RunOutputs
 from goat_jupyter.kernel.services import outputs_for_model
+from goat_jupyter.live import CellInfo, NotebookBackend, cell_label, find_cell
+from goat_jupyter.live.live_notebook import LiveNotebook
 from goat_jupyter.mcp_server.paths import relative
-from goat_jupyter.notebook import CellInfo, NotebookBackend, cell_label, find_cell
-from goat_jupyter.notebook.live_notebook import LiveNotebook
 from goat_jupyter.represent import output_text
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import ToolContext, ToolOutput

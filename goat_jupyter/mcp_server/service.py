@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import Field
 
+from goat_jupyter.live.comm_bridge import CommBridge
+from goat_jupyter.live.select import NotebookService
 from goat_jupyter.mcp_server.approvals import PageApprover
 from goat_jupyter.mcp_server.kernel_access import ServerKernelAccess, ServerKernels
 from goat_jupyter.mcp_server.tab_channel import TabChannels
-from goat_jupyter.notebook.comm_bridge import CommBridge
-from goat_jupyter.notebook.select import NotebookService
 from goat_jupyter.permissions.policy import RulePolicy
 from goat_jupyter.settings import load_settings
 from goat_jupyter.state import SessionState

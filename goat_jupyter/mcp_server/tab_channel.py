@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from goat_jupyter.notebook.comm_bridge import CommHandle, Message, MessageCallback
+from goat_jupyter.live.comm_bridge import CommHandle, Message, MessageCallback
 
 Send = Callable[[str], None]
 

@@ -24,7 +24,7 @@ CODE_FIELDS = ("code", "expression", "command")
 SCROLL_BOX = "max-height:30em;overflow:auto"
 
 if TYPE_CHECKING:
-    from goat_jupyter.notebook import CellInfo
+    from goat_jupyter.live import CellInfo
 
 
 class NoPreviewError(Exception):
@@ -85,7 +85,7 @@ def diff_preview(diff: str) -> Preview:
 async def run_cell_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Preview:
     """The cell RunCell would run: its source and the number JupyterLab shows (1-based); the
     frontend scrolls to it and highlights it."""
-    from goat_jupyter.notebook import cell_label, find_cell
+    from goat_jupyter.live import cell_label, find_cell
 
     raw = args.get("notebook_path")
     path = resolve(str(raw), cwd) if raw else await notebook.owner_path()
@@ -209,7 +209,7 @@ def edited_text(path: Path, before: str | None, args: dict[str, Any]) -> str:
 
 
 def file_cells(path: Path) -> list[CellInfo]:
-    from goat_jupyter.notebook import CellInfo, load_notebook
+    from goat_jupyter.live import CellInfo, load_notebook
 
     notebook = load_notebook(path)
     return [
@@ -220,7 +220,7 @@ def file_cells(path: Path) -> list[CellInfo]:
 
 def notebook_change(cells: list[CellInfo], args: dict[str, Any], path: Path) -> tuple[str, str, str]:
     """(source before, source after, which cell) for a NotebookEdit of these cells."""
-    from goat_jupyter.notebook import cell_label, find_cell
+    from goat_jupyter.live import cell_label, find_cell
 
     mode = str(args.get("edit_mode") or "replace")
     cell_id = args.get("cell_id")

@@ -24,7 +24,7 @@ from tests.notebook_frontend import FakeNotebookFrontend, new_cell
 
 IN_KERNEL = """
 import json, time
-from goat_jupyter.notebook.comm_bridge import CommBridge
+from goat_jupyter.live.comm_bridge import CommBridge
 _bridge = CommBridge()
 assert await _bridge.connect() is not None, _bridge.absent_reason
 _times = []
@@ -43,7 +43,7 @@ async def measure(requests: int, cells: int) -> tuple[list[float], list[float]]:
     async with KernelSession(workspace) as kernel:
         notebook = [new_cell("code", f"x{i} = {i}\nprint(x{i})") for i in range(cells)]
         FakeNotebookFrontend("nb.ipynb", notebook, server_root=str(workspace)).attach(kernel)
-        await kernel.execute("import goat_jupyter.notebook.comm_bridge")  # imports out of the timing
+        await kernel.execute("import goat_jupyter.live.comm_bridge")  # imports out of the timing
         result = await kernel.execute(IN_KERNEL.format(n=requests, cells=cells), timeout=120)
         if result.status != "ok":
             raise RuntimeError(f"bridge cell failed: {result.error}")

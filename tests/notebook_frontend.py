@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Literal
 
-from goat_jupyter.notebook.comm_bridge import COMM_TARGET, CommHandle, MessageCallback
+from goat_jupyter.live.comm_bridge import COMM_TARGET, CommHandle, MessageCallback
 from tests.kernel_harness import KernelSession, Message
 
 # answer: like the labextension; close: no extension (JupyterLab closes the comm); silent: no reply;

@@ -16,7 +16,7 @@ from typing import Any
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from goat_jupyter.notebook.comm_bridge import COMM_TARGET
+from goat_jupyter.live.comm_bridge import COMM_TARGET
 from tests.kernel_harness import CellResult, Message
 from tests.notebook_frontend import FakeNotebookFrontend
 from tests.server_harness import JupyterServer

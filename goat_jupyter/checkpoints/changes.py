@@ -8,7 +8,7 @@ from typing import Literal
 
 from goat_jupyter.checkpoints.files import Budget, PathState
 from goat_jupyter.checkpoints.namespace import NamespaceChange
-from goat_jupyter.notebook import CellInfo
+from goat_jupyter.live import CellInfo
 
 
 @dataclass

@@ -14,7 +14,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
 from goat_jupyter.checkpoints.state import SAME_OBJECT, digest
-from goat_jupyter.notebook.executions import ExecutionLog
+from goat_jupyter.live.executions import ExecutionLog
 
 DEFAULT_COMPARE_LIMIT = 200_000_000  # bytes: larger objects are not digested (see revert_memory_mb)
 

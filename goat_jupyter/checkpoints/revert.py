@@ -10,9 +10,9 @@ from pathlib import Path
 from goat_jupyter.checkpoints.changes import CellChange, Change, FileChange, MoveChange, RevertReport
 from goat_jupyter.checkpoints.files import fingerprint, restore
 from goat_jupyter.checkpoints.namespace import NamespaceChange, merge, restore_namespace
-from goat_jupyter.notebook import CellInfo, FileNotebook, NotebookBackend
-from goat_jupyter.notebook.live_notebook import LiveNotebook
-from goat_jupyter.notebook.select import NotebookService, cell_hash
+from goat_jupyter.live import CellInfo, FileNotebook, NotebookBackend
+from goat_jupyter.live.live_notebook import LiveNotebook
+from goat_jupyter.live.select import NotebookService, cell_hash
 
 
 def describe(change: Change) -> str:

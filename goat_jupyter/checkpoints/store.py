@@ -23,8 +23,8 @@ from goat_jupyter.checkpoints.changes import RevertReport as RevertReport
 from goat_jupyter.checkpoints.changes import RunCheckpoint as RunCheckpoint
 from goat_jupyter.checkpoints.files import PathState, capture, fingerprint
 from goat_jupyter.checkpoints.namespace import NamespaceChange
-from goat_jupyter.notebook import CellInfo, find_cell
-from goat_jupyter.notebook.select import NotebookService, cell_hash
+from goat_jupyter.live import CellInfo, find_cell
+from goat_jupyter.live.select import NotebookService, cell_hash
 from goat_jupyter.permissions.point import CallTool
 from goat_jupyter.tools.base import ToolContext, ToolOutput
 from goat_jupyter.tools.notebook import choose_backend, resolve_notebook

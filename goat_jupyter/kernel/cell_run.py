@@ -11,8 +11,8 @@ from typing import Any
 
 from goat_jupyter.errors import GoatError, ToolExecutionError
 from goat_jupyter.kernel.cell_echo import CardFeed, CellEcho, Pulse, SyncGate, iopub_publisher, new_run_id
-from goat_jupyter.notebook import CellInfo, NotebookBackend
-from goat_jupyter.notebook.live_notebook import LiveNotebook
+from goat_jupyter.live import CellInfo, NotebookBackend
+from goat_jupyter.live.live_notebook import LiveNotebook
 from goat_jupyter.tools.base import ToolContext
 
 PARTIAL_WRITE_S = 2.0  # after a Stop, how long the interrupted cell's outputs may take to land

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from goat_jupyter.kernel.cell_names import reads_and_writes
-from goat_jupyter.notebook.executions import Execution, ExecutionLog, source_hash
+from goat_jupyter.live.executions import Execution, ExecutionLog, source_hash
 
 LOG = ExecutionLog()  # one kernel, one log
 _IGNORED = frozenset({"In", "Out", "exit", "quit", "get_ipython"})

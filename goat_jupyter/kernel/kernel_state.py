@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from goat_jupyter.errors import GoatError
-from goat_jupyter.notebook import CellInfo, FileNotebook
-from goat_jupyter.notebook.executions import ExecutionLog, stale_summary
+from goat_jupyter.live import CellInfo, FileNotebook
+from goat_jupyter.live.executions import ExecutionLog, stale_summary
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools.context import Services
 

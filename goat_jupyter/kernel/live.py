@@ -75,7 +75,7 @@ def running(shell: Any) -> Generator[None]:
 
 
 def state() -> dict[str, Any]:
-    from goat_jupyter.notebook import cell_mark
+    from goat_jupyter.live import cell_mark
 
     with _LOCK:
         prompts = [{**asdict(p), "mark": cell_mark.shown(p.model_id)} for p in pending.pending()]

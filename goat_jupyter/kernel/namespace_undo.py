@@ -17,7 +17,7 @@ from typing import Any
 from goat_jupyter.checkpoints.namespace import Binding, NamespaceChange
 from goat_jupyter.checkpoints.state import IMMUTABLE, is_module_or_callable, object_size
 from goat_jupyter.checkpoints.store import Checkpoints
-from goat_jupyter.notebook.executions import ExecutionLog
+from goat_jupyter.live.executions import ExecutionLog
 from goat_jupyter.tools.base import ToolContext
 
 _CONTAINERS: frozenset[type[object]] = frozenset({list, dict, set})

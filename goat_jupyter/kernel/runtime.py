@@ -16,9 +16,9 @@ from goat_jupyter.config.managed import load_managed
 from goat_jupyter.kernel import executions
 from goat_jupyter.kernel.kernel_state import StaleReminder
 from goat_jupyter.kernel.services import kernel_service
-from goat_jupyter.mcp import McpManager, attach_mcp
-from goat_jupyter.mcp.manager import ServerChanges
-from goat_jupyter.notebook.select import live_notebook_service
+from goat_jupyter.live.select import live_notebook_service
+from goat_jupyter.mcp_client import McpManager, attach_mcp
+from goat_jupyter.mcp_client.manager import ServerChanges
 from goat_jupyter.permissions.hooks import HookRunner
 from goat_jupyter.plugins.registry import custom_tools
 from goat_jupyter.processes.owner import kill_everything

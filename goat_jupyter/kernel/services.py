@@ -14,7 +14,7 @@ from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.kernel.executions import bound_names, record, snapshot
 from goat_jupyter.kernel.kernel_state import binding_notes, own_cells
 from goat_jupyter.kernel.namespace_undo import keep_for_revert
-from goat_jupyter.notebook import CellInfo, cell_label, find_cell
+from goat_jupyter.live import CellInfo, cell_label, find_cell
 from goat_jupyter.represent import output_text, represent
 from goat_jupyter.text import cut_middle
 from goat_jupyter.tools.base import Attachment, ToolContext, ToolOutput

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from goat_jupyter.mcp.client import ServerConnection
-from goat_jupyter.mcp.config import McpTimeouts, parse_server
+from goat_jupyter.mcp_client.client import ServerConnection
+from goat_jupyter.mcp_client.config import McpTimeouts, parse_server
 
 CONNECT_TIMEOUT_S = 20.0
 

@@ -15,7 +15,7 @@ from goat_jupyter.config import autoload
 from goat_jupyter.config.files import write_atomically
 from goat_jupyter.config.managed import load_managed
 from goat_jupyter.config.overrides import overrides
-from goat_jupyter.mcp.config import parse_server
+from goat_jupyter.mcp_client.config import parse_server
 from goat_jupyter.permissions.rules import parse_rule
 from goat_jupyter.settings import PERMISSION_MODES, Settings, user_settings_path
 from goat_jupyter.text import loads_json

@@ -13,8 +13,8 @@ from goat_jupyter.tools.base import Tool, render_description
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from goat_jupyter.mcp.client import ServerConnection
-    from goat_jupyter.mcp.manager import McpManager
+    from goat_jupyter.mcp_client.client import ServerConnection
+    from goat_jupyter.mcp_client.manager import McpManager
 
 
 class ToolCatalog:

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pydantic import BaseModel
 
 from goat_jupyter.errors import InvalidPathError, NotAvailableError
-from goat_jupyter.notebook.bridge import CellInfo
-from goat_jupyter.notebook.executions import ExecutionLog
-from goat_jupyter.notebook.select import NotebookService
+from goat_jupyter.live.bridge import CellInfo
+from goat_jupyter.live.executions import ExecutionLog
+from goat_jupyter.live.select import NotebookService
 from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.permissions.point import CallTool
 from goat_jupyter.state import SessionState
@@ -21,7 +21,7 @@ from goat_jupyter.tools.output import ToolOutput
 from goat_jupyter.web import WebService
 
 if TYPE_CHECKING:
-    from goat_jupyter.mcp.manager import McpManager
+    from goat_jupyter.mcp_client.manager import McpManager
 
 
 class ProgressSink(Protocol):

@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from goat_jupyter.notebook import cell_mark
+from goat_jupyter.live import cell_mark
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, Choice
 from goat_jupyter.text import loads_json, map_strings
 from goat_jupyter.tools.redaction import cleaner

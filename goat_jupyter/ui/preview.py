@@ -25,8 +25,8 @@ CODE_FIELDS = ("code", "expression", "command")
 SCROLL_BOX = "max-height:30em;overflow:auto"
 
 if TYPE_CHECKING:
-    from goat_jupyter.notebook import CellInfo
-    from goat_jupyter.notebook.cell_mark import CellMark
+    from goat_jupyter.live import CellInfo
+    from goat_jupyter.live.cell_mark import CellMark
 
 
 class NoPreviewError(Exception):
@@ -87,8 +87,8 @@ def diff_preview(diff: str) -> Preview:
 async def run_cell_preview(args: dict[str, Any], cwd: Path, notebook: Any) -> Preview:
     """The cell RunCell would run: its source and the number JupyterLab shows (1-based); the
     frontend scrolls to it, highlights it and keeps it read-only until the answer (its mark)."""
-    from goat_jupyter.notebook import cell_label, find_cell
-    from goat_jupyter.notebook.cell_mark import CellMark
+    from goat_jupyter.live import cell_label, find_cell
+    from goat_jupyter.live.cell_mark import CellMark
 
     raw = args.get("notebook_path")
     path = resolve(str(raw), cwd) if raw else await notebook.owner_path()
@@ -201,7 +201,7 @@ def edited_text(path: Path, before: str | None, args: dict[str, Any]) -> str:
 
 
 def file_cells(path: Path) -> list[CellInfo]:
-    from goat_jupyter.notebook import CellInfo, load_notebook
+    from goat_jupyter.live import CellInfo, load_notebook
 
     notebook = load_notebook(path)
     return [
@@ -215,7 +215,7 @@ def notebook_change(
 ) -> tuple[str, str, str]:
     """(source before, source after, which cell) for a NotebookEdit of these cells; `anchor`: the cell
     an insert without a cell id follows (below the running %%goat cell)."""
-    from goat_jupyter.notebook import cell_label, find_cell
+    from goat_jupyter.live import cell_label, find_cell
 
     mode = str(args.get("edit_mode") or "replace")
     cell_id = args.get("cell_id")
@@ -235,8 +235,8 @@ def edit_mark(
 ) -> CellMark | None:
     """What the notebook shows at the cell while a NotebookEdit waits: the diff at the changed cell,
     the cell to delete, or the new cell's source where it will go (None: no cell to show it at)."""
-    from goat_jupyter.notebook import find_cell
-    from goat_jupyter.notebook.cell_mark import CellMark
+    from goat_jupyter.live import find_cell
+    from goat_jupyter.live.cell_mark import CellMark
 
     mode = str(args.get("edit_mode") or "replace")
     cell_id = args.get("cell_id")

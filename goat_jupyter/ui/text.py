@@ -79,7 +79,7 @@ def _human_input(name: str, args: dict[str, Any], base: str) -> str:
     if name == "ExitPlanMode":
         return first_line(str(args.get("plan", "")), MAX_INPUT_CHARS).lstrip("# ")
     if name == "RunCell":
-        from goat_jupyter.notebook import address_label
+        from goat_jupyter.live import address_label
 
         return address_label(str(args.get("cell_id", "")))
     if isinstance(value, str) and value:

@@ -16,6 +16,7 @@ import { markStaleCells } from './stale';
 import { followCitations } from './citations';
 import { runFreshPlugin } from './run_fresh';
 import { reviewPlugin } from './review_ui';
+import { mcpTabPlugin } from './mcp_tab';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'goat-jupyter:bridge',
@@ -39,4 +40,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, settingsPanelPlugin, cellActionsPlugin, runFreshPlugin, reviewPlugin];
+export default [plugin, settingsPanelPlugin, cellActionsPlugin, runFreshPlugin, reviewPlugin, mcpTabPlugin];

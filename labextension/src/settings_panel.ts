@@ -12,6 +12,7 @@ import { Widget } from '@lumino/widgets';
 
 import { IProblem, call, element, labelled, section } from './panel_util';
 import { TrustSection } from './trust_section';
+import { McpSection } from './mcp_section';
 
 /** The panel's tab and sidebar icon: a goat's head, coloured like JupyterLab's own icons. */
 export const goatIcon = new LabIcon({
@@ -119,6 +120,7 @@ export class GoatSettingsPanel extends Widget {
   /** Until the model list has arrived nothing can be said about a name ("loading", then "loaded" or "failed"). */
   private catalogueState: 'loading' | 'loaded' | 'failed' = 'loading';
   private trust = new TrustSection();
+  private mcpServe = new McpSection();
   private tested = new Map<string, { ok: boolean; error?: string; config: string }>();
 
   constructor() {
@@ -177,6 +179,7 @@ export class GoatSettingsPanel extends Widget {
       section('Kernels', this.checkbox('Load goat in every new kernel (autoload)', this.autoload)),
       save,
       this.trust.node,
+      this.mcpServe.node,
       this.status
     );
   }
@@ -220,6 +223,7 @@ export class GoatSettingsPanel extends Widget {
     this.fill(reply.body);
     await this.loadKeys();
     await this.trust.load();
+    await this.mcpServe.load();
     await this.loadCatalogue();
   }
 

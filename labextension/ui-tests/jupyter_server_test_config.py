@@ -63,3 +63,7 @@ if os.environ.get("GOAT_UI_TESTS_DISABLE_GOAT") == "1":
 c.ServerApp.jpserver_extensions = {"goat_jupyter": True}
 os.environ["GOAT_HOME"] = tempfile.mkdtemp(prefix="goat-ui-home-")
 os.environ["IPYTHONDIR"] = tempfile.mkdtemp(prefix="goat-ui-ipython-")
+
+# goat's MCP server (issue 37): on for this test server only, so mcp_server.spec.ts can connect a client.
+c.GoatMcp.enabled = True
+c.GoatMcp.approval_timeout = 90

@@ -19,7 +19,7 @@ from goat_jupyter.agent.llm import LLMClient, RetryPolicy
 from goat_jupyter.agent.loop import Agent
 from goat_jupyter.agent.session import Session, load_session
 from goat_jupyter.kernel.services import KernelService
-from goat_jupyter.mcp import McpManager, McpTimeouts
+from goat_jupyter.mcp_client import McpManager, McpTimeouts
 from goat_jupyter.permissions.policy import RulePolicy
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.subagents.types import subagent_type, tools_for

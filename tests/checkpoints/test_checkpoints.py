@@ -15,8 +15,8 @@ import pytest_asyncio
 
 from goat_jupyter.agent.session import Session
 from goat_jupyter.checkpoints.store import Checkpoints, RunCheckpoint
-from goat_jupyter.notebook.comm_bridge import CommBridge
-from goat_jupyter.notebook.select import NotebookService
+from goat_jupyter.live.comm_bridge import CommBridge
+from goat_jupyter.live.select import NotebookService
 from goat_jupyter.replay import ReplayServer
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.context import Services

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from goat_jupyter.checkpoints.changes import RunCheckpoint
 from goat_jupyter.checkpoints.namespace import merge, restore_namespace
 from goat_jupyter.kernel.namespace_undo import effects, keep_namespace, object_size
-from goat_jupyter.notebook.executions import Execution, ExecutionLog, source_hash
+from goat_jupyter.live.executions import Execution, ExecutionLog, source_hash
 
 MB = 1_000_000
 

@@ -29,7 +29,7 @@ from goat_jupyter.config.trust import (
     trusted_folders,
     untrusted_line,
 )
-from goat_jupyter.mcp import load_mcp_config
+from goat_jupyter.mcp_client import load_mcp_config
 from goat_jupyter.permissions.policy import save_allow_rule
 from goat_jupyter.permissions.protected import protected_reason
 from goat_jupyter.settings import load_settings

@@ -289,7 +289,7 @@ def test_the_panel_shows_managed_fields_and_refuses_what_goes_beyond(managed: Pa
 
 
 def test_servers_of_a_trusted_mcp_json_outside_the_list_do_not_start(managed: Path, ws: Path) -> None:
-    from goat_jupyter.mcp.config import load_mcp_config
+    from goat_jupyter.mcp_client.config import load_mcp_config
 
     write_json(ws / ".mcp.json", {"mcpServers": {"evil": {"command": "x"}, "docs": {"command": "y"}}})
     trust_folder(ws, folder_state(ws).digest)

@@ -29,7 +29,7 @@ from goat_jupyter.config.model import (
 )
 from goat_jupyter.config.project import items_digest
 from goat_jupyter.config.trust import TRUST_ENV, folder_state, pending_items, revoke_folder, trust_folder
-from goat_jupyter.mcp import load_mcp_config
+from goat_jupyter.mcp_client import load_mcp_config
 from goat_jupyter.settings import USER_KEYS, load_settings
 
 SERVER = {"command": "touch", "args": ["pwned"]}

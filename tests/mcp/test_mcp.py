@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from goat_jupyter.config.trust import folder_state, trust_folder
-from goat_jupyter.mcp import McpManager, McpTimeouts, attach_mcp, load_mcp_config
-from goat_jupyter.mcp.client import ServerConnection
-from goat_jupyter.mcp.config import HttpServerConfig, StdioServerConfig
-from goat_jupyter.mcp.tool_changes import ToolChangeFollower
+from goat_jupyter.mcp_client import McpManager, McpTimeouts, attach_mcp, load_mcp_config
+from goat_jupyter.mcp_client.client import ServerConnection
+from goat_jupyter.mcp_client.config import HttpServerConfig, StdioServerConfig
+from goat_jupyter.mcp_client.tool_changes import ToolChangeFollower
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.base import ToolOutput
 from goat_jupyter.tools.context import Services

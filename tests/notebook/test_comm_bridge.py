@@ -12,10 +12,10 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from goat_jupyter.agent.session import Session
 from goat_jupyter.errors import InvalidInputError, ToolTimeoutError
-from goat_jupyter.notebook import FileNotebook
-from goat_jupyter.notebook.comm_bridge import BridgeUnavailableError, CommBridge
-from goat_jupyter.notebook.live_notebook import LiveNotebook
-from goat_jupyter.notebook.select import NotebookService
+from goat_jupyter.live import FileNotebook
+from goat_jupyter.live.comm_bridge import BridgeUnavailableError, CommBridge
+from goat_jupyter.live.live_notebook import LiveNotebook
+from goat_jupyter.live.select import NotebookService
 from goat_jupyter.tools import default_registry
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.notebook.notebook_provenance import source_hash

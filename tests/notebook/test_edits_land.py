@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_notebook
 
-from goat_jupyter.notebook import CellInfo, address_label, cell_label
+from goat_jupyter.live import CellInfo, address_label, cell_label
 from goat_jupyter.tools.notebook.notebook_edit import NotebookEditInput, NotebookEditTool
 from goat_jupyter.tools.notebook.run_cell import RunCellInput, RunCellTool
 from goat_jupyter.ui.preview import build_preview

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from goat_jupyter.kernel.cell_names import read_names, written_names
 from goat_jupyter.kernel.executions import assigned_names, bound_names, snapshot
-from goat_jupyter.notebook import CellInfo
-from goat_jupyter.notebook.executions import Execution, ExecutionLog, source_hash, stale_summary
+from goat_jupyter.live import CellInfo
+from goat_jupyter.live.executions import Execution, ExecutionLog, source_hash, stale_summary
 
 
 def cells(*sources: str) -> list[CellInfo]:

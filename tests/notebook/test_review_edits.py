@@ -11,8 +11,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_raw_cell
 
-from goat_jupyter.notebook import FileNotebook, find_cell
-from goat_jupyter.notebook.live_notebook import LiveNotebook
+from goat_jupyter.live import FileNotebook, find_cell
+from goat_jupyter.live.live_notebook import LiveNotebook
 from tests.notebook.test_comm_bridge import call, frontend_with_cells, make_executor
 from tests.notebook.test_edits_land import nb_path, read_first
 from tests.notebook_frontend import FakeNotebookFrontend

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from goat_jupyter.mcp import McpManager
+from goat_jupyter.mcp_client import McpManager
 from goat_jupyter.state import SessionState
 from goat_jupyter.tools import ToolCall, default_registry
 from goat_jupyter.tools.agents.send_message import SendMessageTool

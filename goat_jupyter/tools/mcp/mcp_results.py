@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         TextResourceContents,
     )
 
-    from goat_jupyter.mcp.manager import ResourceListing
+    from goat_jupyter.mcp_client.manager import ResourceListing
 
 
 def _decoded_size(data: str) -> int:

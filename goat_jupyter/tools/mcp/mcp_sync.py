@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
     from mcp_types import Tool
 
-    from goat_jupyter.mcp.client import ServerConnection
-    from goat_jupyter.mcp.manager import McpManager
+    from goat_jupyter.mcp_client.client import ServerConnection
+    from goat_jupyter.mcp_client.manager import McpManager
     from goat_jupyter.tools.context import ToolContext
     from goat_jupyter.tools.output import ToolOutput
 

@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from pydantic import ConfigDict
 
-from goat_jupyter.mcp.config import normalise_server_name
+from goat_jupyter.mcp_client.config import normalise_server_name
 from goat_jupyter.tools.base import SideEffect, Tool, ToolContext, ToolInput, ToolOutput
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.mcp.config import normalise_server_name
+from goat_jupyter.mcp_client.config import normalise_server_name
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import required
 from goat_jupyter.tools.mcp.mcp_results import resource_output

@@ -5,7 +5,7 @@ refuse at run time a cell whose locks changed after the permission decision
 from __future__ import annotations
 
 from goat_jupyter.errors import PermissionDeniedError
-from goat_jupyter.notebook import CellInfo, cell_label
+from goat_jupyter.live import CellInfo, cell_label
 from goat_jupyter.permissions.cell_tags import CellAction, CellFacts, refusal, tags_of
 from goat_jupyter.tools.context import ToolContext
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from goat_jupyter.errors import InvalidInputError
 from goat_jupyter.file_lock import locked_async
-from goat_jupyter.notebook import CellInfo, NotebookBackend, address_label, cell_label, find_cell
+from goat_jupyter.live import CellInfo, NotebookBackend, address_label, cell_label, find_cell
 from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.notebook.cell_locks import address, check_at_run, checked_before

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from goat_jupyter.errors import ToolExecutionError
-from goat_jupyter.notebook import CellInfo, FileNotebook, NotebookBackend, cell_label
+from goat_jupyter.live import CellInfo, FileNotebook, NotebookBackend, cell_label
 from goat_jupyter.text import cut_middle
 
 MAX_ECHO_CHARS = 2_000

@@ -6,9 +6,9 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from goat_jupyter.notebook import CellInfo, FileNotebook, NotebookBackend
-from goat_jupyter.notebook.live_notebook import LiveNotebook
-from goat_jupyter.notebook.select import NotebookService
+from goat_jupyter.live import CellInfo, FileNotebook, NotebookBackend
+from goat_jupyter.live.live_notebook import LiveNotebook
+from goat_jupyter.live.select import NotebookService
 from goat_jupyter.tools.base import ToolContext, ToolOutput
 from goat_jupyter.tools.notebook.notebook_view import render_notebook
 

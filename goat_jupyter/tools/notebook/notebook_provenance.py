@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.errors import DeclinedError, PermissionDeniedError
-from goat_jupyter.notebook import CellInfo, cell_label
+from goat_jupyter.live import CellInfo, cell_label
 from goat_jupyter.permissions.cell_tags import LOCK_TAGS, REFUSE_TAGS, tag_key, tags_of
 from goat_jupyter.text import loads_json
 from goat_jupyter.tools.base import ToolContext

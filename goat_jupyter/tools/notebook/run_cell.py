@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goat_jupyter.notebook import address_label
+from goat_jupyter.live import address_label
 from goat_jupyter.permissions.cell_tags import CellFacts
 from goat_jupyter.tools.base import Tool, ToolContext, ToolInput, ToolOutput
 from goat_jupyter.tools.context import required

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from goat_jupyter.notebook.comm_bridge import CommBridge
-from goat_jupyter.notebook.select import NotebookService
+from goat_jupyter.live.comm_bridge import CommBridge
+from goat_jupyter.live.select import NotebookService
 from goat_jupyter.tools import Registry, ToolCall, default_registry
 from goat_jupyter.tools.context import Services
 from goat_jupyter.tools.runner import Executor

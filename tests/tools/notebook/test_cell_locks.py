@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from IPython.core.interactiveshell import InteractiveShell
 
 from goat_jupyter.kernel.services import KernelService
-from goat_jupyter.notebook.comm_bridge import CommBridge
-from goat_jupyter.notebook.select import NotebookService
+from goat_jupyter.live.comm_bridge import CommBridge
+from goat_jupyter.live.select import NotebookService
 from goat_jupyter.permissions.cell_tags import CellFacts, lock_guard, refusal
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, Choice, RulePolicy
 from goat_jupyter.permissions.rules import parse_rule

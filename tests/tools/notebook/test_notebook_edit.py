@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from goat_jupyter.notebook import FileNotebook, NotebookBackend, find_cell
+from goat_jupyter.live import FileNotebook, NotebookBackend, find_cell
 from goat_jupyter.tools import Registry, default_registry
 from goat_jupyter.tools.notebook.notebook_provenance import source_hash
 

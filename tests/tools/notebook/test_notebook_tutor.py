@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from goat_jupyter.notebook import CellInfo
-from goat_jupyter.notebook.select import NotebookService
+from goat_jupyter.live import CellInfo
+from goat_jupyter.live.select import NotebookService
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
 from goat_jupyter.settings import PermissionMode
 from goat_jupyter.tools import ToolCall, ToolOutput, default_registry

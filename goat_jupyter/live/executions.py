@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from goat_jupyter.notebook.bridge import CellInfo, cell_label
+from goat_jupyter.live.bridge import CellInfo, cell_label
 
 MAX_RECORDS = 5_000
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from goat_jupyter.errors import FileNotFoundGoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.fileio import atomic_write_bytes
-from goat_jupyter.notebook.bridge import CellInfo, CellType
+from goat_jupyter.live.bridge import CellInfo, CellType
 from goat_jupyter.text import check_json_depth
 
 if TYPE_CHECKING:

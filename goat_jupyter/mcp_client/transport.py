@@ -7,7 +7,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from goat_jupyter.mcp.config import McpTimeouts, ServerConfig, StdioServerConfig
+from goat_jupyter.mcp_client.config import McpTimeouts, ServerConfig, StdioServerConfig
 
 if TYPE_CHECKING:
     from mcp import Client

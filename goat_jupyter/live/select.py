@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from goat_jupyter.errors import ConflictError, GoatError
-from goat_jupyter.notebook.bridge import CellInfo, NotebookBackend
-from goat_jupyter.notebook.comm_bridge import CommBridge, Hello
-from goat_jupyter.notebook.file_bridge import FileNotebook
-from goat_jupyter.notebook.live_notebook import LiveNotebook
+from goat_jupyter.live.bridge import CellInfo, NotebookBackend
+from goat_jupyter.live.comm_bridge import CommBridge, Hello
+from goat_jupyter.live.file_bridge import FileNotebook
+from goat_jupyter.live.live_notebook import LiveNotebook
 
 Notify = Callable[[str], None]
 NOT_FROM_JUPYTERLAB = "this cell was not run from JupyterLab (its request carried no cell id)"

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
-from goat_jupyter.mcp.client import ServerConnection
-from goat_jupyter.mcp.config import (
+from goat_jupyter.mcp_client.client import ServerConnection
+from goat_jupyter.mcp_client.config import (
     MCP_JSON,
     McpTimeouts,
     ServerConfig,
@@ -231,7 +231,7 @@ class McpManager:
 
     def command(self, args: Sequence[str]) -> str:
         """`%goat mcp [reconnect [server ...]]`: the status text, or schedule a reconnect."""
-        from goat_jupyter.mcp.status import status_text
+        from goat_jupyter.mcp_client.status import status_text
 
         if args and args[0] == "reconnect":
             try:

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from goat_jupyter.errors import GoatError, ToolExecutionError, ToolTimeoutError
-from goat_jupyter.mcp.config import McpTimeouts, ServerConfig
-from goat_jupyter.mcp.tool_changes import ToolChangeFollower
-from goat_jupyter.mcp.transport import import_sdk, open_client
+from goat_jupyter.mcp_client.config import McpTimeouts, ServerConfig
+from goat_jupyter.mcp_client.tool_changes import ToolChangeFollower
+from goat_jupyter.mcp_client.transport import import_sdk, open_client
 
 if TYPE_CHECKING:
     from mcp import Client

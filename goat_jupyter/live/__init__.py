@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from goat_jupyter.notebook.bridge import (
+from goat_jupyter.live.bridge import (
     CellInfo,
     CellType,
     NotebookBackend,
@@ -10,7 +10,7 @@ from goat_jupyter.notebook.bridge import (
     cell_label,
     find_cell,
 )
-from goat_jupyter.notebook.file_bridge import FileNotebook, load_notebook
+from goat_jupyter.live.file_bridge import FileNotebook, load_notebook
 
 __all__ = [
     "CellInfo",

@@ -8,8 +8,8 @@ Importing this package is cheap; the `mcp` SDK is imported only when a server co
 
 from __future__ import annotations
 
-from goat_jupyter.mcp.config import McpConfig, McpTimeouts, load_mcp_config
-from goat_jupyter.mcp.manager import McpManager, ResourceListing, ToolTable, attach_mcp
+from goat_jupyter.mcp_client.config import McpConfig, McpTimeouts, load_mcp_config
+from goat_jupyter.mcp_client.manager import McpManager, ResourceListing, ToolTable, attach_mcp
 
 __all__ = [
     "McpConfig",

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from goat_jupyter.errors import InvalidInputError
-from goat_jupyter.notebook.bridge import CellInfo, CellType
-from goat_jupyter.notebook.comm_bridge import CommBridge, Message
+from goat_jupyter.live.bridge import CellInfo, CellType
+from goat_jupyter.live.comm_bridge import CommBridge, Message
 
 
 class LiveNotebook:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from goat_jupyter.mcp.config import MCP_JSON, McpConfig, McpTimeouts, StdioServerConfig
+from goat_jupyter.mcp_client.config import MCP_JSON, McpConfig, McpTimeouts, StdioServerConfig
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from goat_jupyter.mcp.client import ServerConnection
+    from goat_jupyter.mcp_client.client import ServerConnection
 
 
 class ManagerView(Protocol):

@@ -10,7 +10,8 @@ request (system prompt + tool definitions + history), `completion_tokens` for it
 calls, and a realistic pace. Rerun it whenever the system prompt, a tool description or a cassette's
 conversation changes. Turns a headless run does not reach (the teaching demo's clicked branches)
 are counted from a browser run's log: `GOAT_UI_TESTS_REQUEST_LOGS=DIR bash scripts/ui-tests
-tests/dataframe_agent.spec.ts` keeps DIR/NAME.jsonl; pass it with --log. To record a cassette from a
+tests/dataframe_agent.spec.ts` keeps DIR/NAME.jsonl; pass it with --log, and the notebook's name too:
+a turn played both ways (Read sees the live outputs only in JupyterLab) records their mean. To record a cassette from a
 real model instead, see README ("Example cassettes").
 """
 

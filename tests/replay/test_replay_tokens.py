@@ -52,6 +52,19 @@ def test_invented_counts_are_caught_and_recounting_fixes_them(tmp_path: Path) ->
     assert 0.3 < turn.delay_s < 2 and turn.chunk_delay_s > 0, "a realistic pace comes with the counts"
 
 
+def test_a_turn_played_headless_and_in_jupyterlab_records_the_mean(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    save_cassette(to_cassette([{"text": "Hello."}]), path)
+    headless = {"turn": 0, "request": request("Read: the file, no outputs. " * 20)}
+    browser = {"turn": 0, "request": request("Read: the live notebook, its outputs. " * 24)}
+    assert update_cassette(path, [headless, browser]) == 1
+    turn = load_cassette(path).turns[0]
+    assert isinstance(turn, ResponseTurn) and turn.usage is not None
+    counts = [prompt_tokens(headless["request"]), prompt_tokens(browser["request"])]
+    assert turn.usage.prompt_tokens == round(sum(counts) / 2)
+    assert off_counts(load_cassette(path), [headless, browser]) == []
+
+
 def test_missing_usage_counts_as_off(tmp_path: Path) -> None:
     cassette = to_cassette([{"text": "no usage here"}])
     assert off_counts(cassette, [{"turn": 0, "request": request("x")}])[0].startswith("turn 0: recorded None")

@@ -19,7 +19,9 @@ from tests.kernel_harness import CellResult, KernelSession, prepare_workspace, r
 
 pytestmark = [pytest.mark.timeout(300)]
 
-DAY = 0.0115  # one request with a full answer fits ($0.0106), two at once do not
+# Below one request with a full answer (16,384 tokens of gpt-4o-mini: $0.0098 plus the prompt), so the
+# first request's hold is the whole day and the second cannot send, whatever size the prompt is.
+DAY = 0.0100
 TURNS = [
     text_turn("first kernel answered", match="[one]", delay_s=6.0),
     text_turn("second kernel answered later", match="[two-again]"),

@@ -87,6 +87,31 @@ def test_blocks_that_are_not_actions(reply: str) -> None:
     assert code_blocks(reply) == []
 
 
+@pytest.mark.parametrize(
+    ("info", "path"),
+    [
+        ("python sum100.py", "sum100.py"),
+        ("py scripts/run_me.py", "scripts/run_me.py"),
+        ("text notes/todo.md", "notes/todo.md"),
+        ("csv data/out.csv", "data/out.csv"),
+        ('python file="hello.py"', "hello.py"),
+        ("python title=hello.py", "hello.py"),
+        ("bash ./build.sh", "./build.sh"),
+        ("python ~/x.py", "~/x.py"),
+    ],
+)
+def test_a_file_name_after_the_label_makes_a_file_block(info: str, path: str) -> None:
+    [block] = code_blocks(f"```{info}\nprint(1)\n```")
+    assert (block.language, block.source, block.path) == ("file", "print(1)", path)
+
+
+@pytest.mark.parametrize(
+    "info", ["python title", "bash -e", "python {.class}", "python =x.py", "python .", "text"]
+)
+def test_words_that_are_not_file_names_leave_the_block_as_it_was(info: str) -> None:
+    assert [b.path for b in code_blocks(f"```{info}\nprint(1)\n```")] in ([""], [])
+
+
 def test_a_block_inside_a_list_item_loses_its_indentation() -> None:
     reply = "1. Load it:\n   ```python\n   import json\n   print(json.dumps(1))\n   ```\n2. Done."
     assert code_blocks(reply) == [CodeBlock("python", "import json\nprint(json.dumps(1))")]
@@ -101,7 +126,7 @@ def test_a_longer_fence_keeps_backticks_inside_and_tildes_fence_too() -> None:
 @given(st.text(alphabet=st.sampled_from(list("`~ \npythonbash>-*1.\t{}x")), max_size=120))
 def test_arbitrary_fence_soup_never_raises(text: str) -> None:
     for block in code_blocks(text):
-        assert block.source.strip() and block.language in ("python", "bash")
+        assert block.source.strip() and block.language in ("python", "bash", "file")
 
 
 @settings(max_examples=200, deadline=None)
@@ -216,6 +241,46 @@ async def test_blocks_run_in_order_and_stop_at_the_first_failure(tmp_path: Path)
     message = user_texts(server.requests[1])[-1]
     assert "Result of block 2 (bash):\nError:" in message and "boom" in message
     assert "Blocks 3 to 3 were not run, because block 2 failed." in message
+
+
+async def test_a_file_block_writes_the_file_and_a_bash_block_runs_it(tmp_path: Path) -> None:
+    reply = "```python sum100.py\nprint(sum(range(1, 101)))\n```\n" + fence("python sum100.py")
+    with ReplayServer([text_turn(reply), text_turn("It printed 5050.")]) as server:
+        rig = code_agent(tmp_path, server.url)
+        await rig.agent.run("write sum100.py and run it")
+    assert (tmp_path / "sum100.py").read_text() == "print(sum(range(1, 101)))\n"
+    message = user_texts(server.requests[1])[-1]
+    assert "Result of block 1 (file sum100.py):" in message and "5050" in message
+    assert [e.name for e in rig.of_type(ToolStarted)] == ["Write", "Bash"]
+
+
+async def test_a_file_block_replaces_an_existing_file_after_reading_it(tmp_path: Path) -> None:
+    (tmp_path / "mathutil.py").write_text("def area(r):\n    return 3 * r * r\n")
+    reply = "```python mathutil.py\nimport math\n\ndef area(r):\n    return math.pi * r * r\n```"
+    with ReplayServer([text_turn(reply), text_turn("Done.")]) as server:
+        rig = code_agent(tmp_path, server.url)
+        await rig.agent.run("use math.pi")
+    assert "math.pi" in (tmp_path / "mathutil.py").read_text()
+    assert [e.name for e in rig.of_type(ToolStarted)] == ["Read", "Write"]
+    assert user_texts(server.requests[1])[-1].startswith("Result of your file block for mathutil.py:")
+
+
+@pytest.mark.parametrize("rule", ["Write", "Write(secret.txt)", "Edit(secret.txt)", "Read(secret.txt)"])
+async def test_a_file_block_obeys_the_rules_a_write_obeys(tmp_path: Path, rule: str) -> None:
+    (tmp_path / "secret.txt").write_text("keep")
+    executor = executor_in(tmp_path, None, "bypassPermissions", {"deny": [rule]})
+    results = CodeResults()
+    await CodeRunner(executor, executor.session, 1).run(code_blocks("```text secret.txt\ngone\n```"), results)
+    assert results.outputs[-1].is_error and (tmp_path / "secret.txt").read_text() == "keep"
+
+
+async def test_a_file_block_in_plan_mode_writes_nothing(tmp_path: Path) -> None:
+    reply = "```python plan.py\nprint(1)\n```"
+    with ReplayServer([text_turn(reply)]) as server:
+        rig = code_agent(tmp_path, server.url)
+        rig.session.settings.permission_mode = "plan"
+        await rig.agent.run("plan it")
+    assert not (tmp_path / "plan.py").exists()
 
 
 async def test_advice_prose_around_a_block_still_runs_it(tmp_path: Path) -> None:

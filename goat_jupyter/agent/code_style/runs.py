@@ -1,7 +1,8 @@
 """Running code actions (agent/code_style/blocks.py) as the tool calls they stand for, through the executor.
 
 A python block is a NotebookEdit insert (a code cell below the `%%goat` cell, after the ones this run
-added) and a RunCell of that cell; a bash block is a Bash call. Each is an ordinary call with an id:
+added) and a RunCell of that cell; a bash block is a Bash call; a file block is a Write (after a Read
+when the file exists, as the Write rule wants: the block replaces it whole). Each is an ordinary call with an id:
 the same permission decision, approval prompt, transcript card, budget and checkpoint as when a model
 makes it. The model reads the results as one user message after its reply (the reply keeps its
 blocks as written: a small model that sees JSON calls in its history starts writing them).
@@ -75,7 +76,7 @@ class CodeRunner:
         """Fills `results` as it goes, so an interrupt keeps what already ran."""
         self._names = results.calls
         for number, block in enumerate(blocks, 1):
-            output = await (self._python(block) if block.language == "python" else self._bash(block))
+            output = await self._action(block)
             results.outputs.append(output)
             results.parts.append(_described(number, len(blocks), block, output))
             if output.is_error:
@@ -90,6 +91,19 @@ class CodeRunner:
         self._names.append(name)
         call = ToolCall(f"{self.prefix}_{self._calls}", name, arguments)
         return (await self.executor.run_calls([call]))[0]
+
+    async def _action(self, block: CodeBlock) -> ToolOutput:
+        if block.language == "file":
+            return await self._file(block)
+        return await (self._python(block) if block.language == "python" else self._bash(block))
+
+    async def _file(self, block: CodeBlock) -> ToolOutput:
+        path = self._context().resolve_path(block.path)
+        if path.is_file() and not self.session.file_reads.was_read(path):
+            read = await self._call("Read", {"file_path": str(path)})
+            if read.is_error:
+                return read
+        return await self._call("Write", {"file_path": str(path), "content": block.source + "\n"})
 
     async def _bash(self, block: CodeBlock) -> ToolOutput:
         return await self._call("Bash", {"command": block.source})
@@ -139,6 +153,9 @@ class CodeRunner:
 
 def _described(number: int, count: int, block: CodeBlock, output: ToolOutput) -> str:
     """One block's result as the model reads it."""
-    which = f"your {block.language} block" if count == 1 else f"block {number} ({block.language})"
+    if count == 1:
+        which = f"your file block for {block.path}" if block.path else f"your {block.language} block"
+    else:
+        which = f"block {number} ({f'file {block.path}' if block.path else block.language})"
     content = bounded_error(output.content) if output.is_error else output.content
     return f"Result of {which}:\n{content}"

@@ -140,7 +140,11 @@ async def run_task(task: Task, root: Path, args: argparse.Namespace, harness: st
         prompt = task.code_prompt if harness == "goat-code" and task.code_prompt else task.prompt
         await kernel.execute(f"%%goat\n{prompt}", timeout=args.task_timeout, metadata={"cellId": goat_cell})
         wall = time.perf_counter() - started
-        facts = summarise(session_lines(workspace))
+        lines = session_lines(workspace)
+        facts = summarise(lines)
+        if args.keep is not None:  # the conversation, to read what the model did
+            args.keep.mkdir(parents=True, exist_ok=True)
+            (args.keep / f"{workspace.name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
         outcome = Outcome(workspace, facts["answer"], facts["tools"], frontend.cells())
         try:
             passed = bool(task.check(outcome))
@@ -279,6 +283,7 @@ async def main() -> None:
         help="sent by every harness (the server's own default is 0.8)",
     )
     parser.add_argument("--out", type=Path, default=None, help="append results as JSON lines")
+    parser.add_argument("--keep", type=Path, default=None, help="keep each goat task's session log here")
     args = parser.parse_args()
     suites = args.suite.split(",")
     harnesses = args.harness.split(",")

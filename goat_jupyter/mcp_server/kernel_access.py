@@ -122,6 +122,10 @@ class ServerKernelAccess:
         where = "" if backend.live else " (the notebook is not open in JupyterLab: the file was updated)"
         return ToolOutput(f"{head}{where}\n{text}".rstrip(), attachments=images, metadata={"count": count})
 
+    def variables(self) -> list[str]:
+        """Code style's first look: not offered to outside agents, which read for themselves."""
+        return []
+
     async def inspect(self, args: Any, ctx: ToolContext) -> ToolOutput:
         """The value as goat's KernelInspect describes it (`_repr_llm_`, goat's summariser, a bounded
         repr), evaluated as a user expression: no history, no execution count, no output. A kernel
@@ -164,7 +168,7 @@ def _no_goat(found: dict[str, Any]) -> bool:
 
 def _summary_text(found: dict[str, Any]) -> str:
     """goat's summary comes back as the repr of a str; anything else is the value's own text."""
-    text = output_text(cast("dict[str, Any]", found.get("data") or {}))
+    text = output_text(cast("dict[str, Any]", found.get("data") or {})) or ""
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):

@@ -16,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goat_jupyter.agent.code_style import (
+    FIX_NOTE,
+    FIX_NOTES,
     NO_NOTEBOOK,
     CodeBlock,
     CodeResults,
@@ -110,6 +112,25 @@ def test_a_file_name_after_the_label_makes_a_file_block(info: str, path: str) ->
 )
 def test_words_that_are_not_file_names_leave_the_block_as_it_was(info: str) -> None:
     assert [b.path for b in code_blocks(f"```{info}\nprint(1)\n```")] in ([""], [])
+
+
+@pytest.mark.parametrize(
+    ("prompt", "source", "path"),
+    [
+        ("Write a script sum100.py that prints 5050", "# sum100.py\nprint(5050)", "sum100.py"),
+        ("fix tools/clean.py please", "#   tools/clean.py\nx = 1", "tools/clean.py"),
+        ("Write sum100.py", "print(5050)", ""),  # no comment naming it: run
+        ("What is 5050?", "# sum100.py\nprint(5050)", ""),  # the user named no such file: run
+        ("Write my_sum100.py", "# sum100.py\nprint(5050)", ""),  # part of another name
+        ("Write sum100.py", "# sum100.py", ""),  # nothing but the comment
+        ("Read data.csv and sum it", "# see data.csv\nprint(1)", ""),  # a comment, not a name
+    ],
+)
+def test_a_python_block_headed_by_a_file_the_prompt_names_is_that_file(
+    prompt: str, source: str, path: str
+) -> None:
+    [block] = code_blocks(fence(source, "python"), prompt)
+    assert (block.path, block.language) == (path, "file" if path else "python")
 
 
 def test_a_block_inside_a_list_item_loses_its_indentation() -> None:
@@ -235,12 +256,50 @@ async def test_a_bash_block_runs_as_bash_and_its_output_is_the_next_message(tmp_
 
 async def test_blocks_run_in_order_and_stop_at_the_first_failure(tmp_path: Path) -> None:
     reply = fence("touch one") + "\n" + fence("echo boom >&2; exit 3") + "\n" + fence("touch three")
-    with ReplayServer([text_turn(reply), text_turn("It failed.")]) as server:
+    with ReplayServer([text_turn(reply), text_turn("It failed."), text_turn("It cannot work.")]) as server:
         await code_agent(tmp_path, server.url).agent.run("go")
     assert (tmp_path / "one").exists() and not (tmp_path / "three").exists()
     message = user_texts(server.requests[1])[-1]
     assert "Result of block 2 (bash):\nError:" in message and "boom" in message
     assert "Blocks 3 to 3 were not run, because block 2 failed." in message
+
+
+async def test_a_reply_that_explains_a_failed_block_is_asked_for_the_fix(tmp_path: Path) -> None:
+    """The small model's habit: it explains the error to the user instead of fixing its code."""
+    failing = fence("python3 -c 'print(1 +)'")
+    explain = text_turn("The error means the syntax is wrong. You need to fix the expression.")
+    turns = [
+        text_turn(failing),
+        explain,
+        text_turn(fence("python3 -c 'print(1 + 1)'")),
+        text_turn("It is 2."),
+    ]
+    with ReplayServer(turns) as server:
+        result = await code_agent(tmp_path, server.url).agent.run("what is 1 + 1? use python3")
+    assert result.text == "It is 2." and result.turns == 4
+    asked = user_texts(server.requests[2])[-1]
+    assert FIX_NOTE in asked and asked.startswith("[Note from goat")
+    assert "2" in user_texts(server.requests[3])[-1]
+
+
+async def test_the_fix_is_asked_for_twice_a_run_at_most(tmp_path: Path) -> None:
+    failing, explain = text_turn(fence("exit 3")), text_turn("It failed with exit code 3.")
+    with ReplayServer([failing, explain] * 3 + [text_turn("unused")]) as server:
+        result = await code_agent(tmp_path, server.url).agent.run("run it")
+    assert result.turns == 6 and result.text == "It failed with exit code 3."
+    notes = [m for r in server.requests for m in user_texts(r)[-1:] if FIX_NOTE in m]
+    assert len(notes) == FIX_NOTES == 2
+
+
+async def test_a_denied_block_is_not_a_failure_to_fix(tmp_path: Path) -> None:
+    (tmp_path / "victim").write_text("keep me")
+    with ReplayServer([text_turn(fence("rm victim")), text_turn("I may not remove it.")]) as server:
+        rig = code_agent(tmp_path, server.url)
+        rig.session.settings.permissions.deny = ["Bash(rm:*)"]
+        rig.agent.executor.policy = RulePolicy(None)  # the permission engine, headless
+        result = await rig.agent.run("remove victim")
+    assert "denied" in user_texts(server.requests[1])[-1].lower()
+    assert result.turns == 2 and len(server.requests) == 2 and (tmp_path / "victim").exists()
 
 
 async def test_a_file_block_writes_the_file_and_a_bash_block_runs_it(tmp_path: Path) -> None:

@@ -6,7 +6,9 @@ block as a new code cell below the `%%goat` cell (NotebookEdit insert, then RunC
 executor: the same rules, locks, modes and approvals as those calls), a bash block as a Bash call.
 A fence that names a file after its label (```python sum100.py, ```text notes/todo.md) is a file
 block: its content is written to that file (a Write call) and nothing runs, the small model's way to
-create or replace a script before running it from a bash block (Aider's whole-file format).
+create or replace a script before running it from a bash block (Aider's whole-file format). So is a
+python block whose first line is a comment naming a file the user's prompt names (`# sum100.py`),
+the way small models write a file they were asked for.
 
 Blocks that do not run (the rule the README states):
 - in plan mode nothing runs (the reply is the plan);
@@ -87,13 +89,24 @@ def _file_name(word: str) -> str:
     return found.group(1) if found else ""
 
 
-def code_blocks(text: str) -> list[CodeBlock]:
-    """The runnable blocks of a reply, in order."""
+def code_blocks(text: str, prompt: str = "") -> list[CodeBlock]:
+    """The runnable blocks of a reply, in order; `prompt`: the user's words, for `# name.py` files."""
     if "```" not in text and "~~~" not in text:
         return []
     lines = text.splitlines()
     found = (_block(token, lines) for token in _markdown().parse(text))
-    return [block for block in found if block is not None]
+    return [_named_in(block, prompt) for block in found if block is not None]
+
+
+def _named_in(block: CodeBlock, prompt: str) -> CodeBlock:
+    """A python block headed `# sum100.py`, where the prompt asks for sum100.py, is that file."""
+    if block.language != "python" or not prompt:
+        return block
+    first, _, rest = block.source.partition("\n")
+    name = _file_name(first.removeprefix("#").strip()) if first.startswith("#") else ""
+    if not name or not re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", prompt) or not rest.strip():
+        return block
+    return CodeBlock("file", block.source, block.end_line, name)
 
 
 def up_to_last_block(text: str, blocks: list[CodeBlock]) -> str:

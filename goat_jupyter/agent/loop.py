@@ -224,7 +224,7 @@ class Agent:
         if self.agent_id is not None or self.context.action_style() != "code":
             return ""
         runner = CodeRunner(self.executor, self.session, self.session.turns, prefix="look")
-        return await first_look(runner, self.executor.services, self.session.cwd)
+        return await first_look(runner, self.executor.services, self.session.cwd, self._prompt)
 
     def _with_notices(self, prompt: str, look: str = "") -> str:
         notices = [*self._drain_notices(), *([look] if look else [])]

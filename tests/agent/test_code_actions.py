@@ -27,6 +27,7 @@ from goat_jupyter.agent.code_style import (
     code_blocks,
     held_back,
 )
+from goat_jupyter.agent.code_style.look import named_files
 from goat_jupyter.agent.context import request_tokens
 from goat_jupyter.agent.lean import CODE_PROMPT
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
@@ -340,6 +341,47 @@ async def test_a_file_block_in_plan_mode_writes_nothing(tmp_path: Path) -> None:
         rig.session.settings.permission_mode = "plan"
         await rig.agent.run("plan it")
     assert not (tmp_path / "plan.py").exists()
+
+
+def test_the_files_a_prompt_names_are_those_in_the_working_folder(tmp_path: Path) -> None:
+    for name in ("mathutil.py", "data.csv", "nb.ipynb", "sub/x.txt", "a.py", "b.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("x")
+    (tmp_path.parent / "outside.txt").write_text("secret")
+    prompt = "In mathutil.py, use data.csv and nb.ipynb; see ../outside.txt, /etc/hostname.conf, gone.py."
+    assert named_files(prompt, tmp_path) == [tmp_path / "mathutil.py", tmp_path / "data.csv"]
+    assert named_files("./sub/x.txt then a.py, b.py and mathutil.py", tmp_path) == [
+        tmp_path / "sub/x.txt",
+        tmp_path / "a.py",
+        tmp_path / "b.py",
+    ]  # three at most
+
+
+async def test_the_first_look_shows_the_named_files_head_through_read_and_its_rules(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text("region,units\n" + "".join(f"r{i},{i}\n" for i in range(100)))
+    (tmp_path / "secret.csv").write_text("token\nhunter2\n")
+    with ReplayServer([text_turn("Nothing to run.")]) as server:
+        rig = code_agent(tmp_path, server.url)
+        rig.session.settings.permissions.deny = ["Read(secret.csv)"]
+        rig.agent.executor.policy = RulePolicy(None)
+        await rig.agent.run("Sum units in sales.csv, then check secret.csv.")
+    prompt = user_texts(server.requests[0])[-1]
+    assert "sales.csv, its first lines:" in prompt and "region,units" in prompt and "r27,27" in prompt
+    assert "r40,40" not in prompt  # the head only
+    assert (
+        "hunter2" not in prompt and "secret.csv, its first lines" not in prompt
+    )  # a denied Read shows nothing
+    assert prompt.index("sales.csv, its first lines") < prompt.index("Sum units in sales.csv")
+
+
+async def test_a_saved_script_says_how_to_run_it(tmp_path: Path) -> None:
+    reply = "```python hello.py\nprint('hi')\n```"
+    with ReplayServer([text_turn(reply), text_turn("Saved.")]) as server:
+        await code_agent(tmp_path, server.url).agent.run("write hello.py")
+    result = user_texts(server.requests[1])[-1]
+    assert result.endswith(
+        "The file was saved, not run. To run it, reply with:\n```bash\npython hello.py\n```"
+    )
 
 
 async def test_advice_prose_around_a_block_still_runs_it(tmp_path: Path) -> None:

@@ -167,5 +167,13 @@ def _described(number: int, count: int, block: CodeBlock, output: ToolOutput) ->
         which = f"block {number} ({f'file {block.path}' if block.path else block.language})"
     content = bounded_error(output.content) if output.is_error else output.content
     if block.path and not output.is_error:
-        content += "\nThe file was saved, not run."
+        content += f"\nThe file was saved, not run.{_how_to_run(block.path)}"
     return f"Result of {which}:\n{content}"
+
+
+def _how_to_run(path: str) -> str:
+    """The next step, as the block to write: a small model copies an example better than a rule."""
+    if not path.endswith((".py", ".sh")):
+        return ""
+    command = f"python {path}" if path.endswith(".py") else f"bash {path}"
+    return f" To run it, reply with:\n```bash\n{command}\n```"

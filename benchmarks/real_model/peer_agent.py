@@ -4,7 +4,7 @@ Runs in its own venv (run.py makes it under the local-model cache), so it import
 project: it reads the questions as JSON, answers each with a fresh CodeAgent whose working folder
 holds the CSVs, and prints one JSON line per question.
 
-    PEER_PYTHON peer_agent.py QUESTIONS.json --api-base URL --model NAME --max-steps N
+    PEER_PYTHON peer_agent.py QUESTIONS.json --api-base URL --model NAME --max-steps N --temperature T
 """
 
 from __future__ import annotations
@@ -53,8 +53,11 @@ def main() -> None:
     parser.add_argument("--api-base", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--temperature", type=float, default=0.0)
     args = parser.parse_args()
-    model = OpenAIServerModel(model_id=args.model, api_base=args.api_base, api_key="local")
+    model = OpenAIServerModel(
+        model_id=args.model, api_base=args.api_base, api_key="local", temperature=args.temperature
+    )
     for question in json.loads(args.questions.read_text()):
         agent = CodeAgent(
             tools=[],

@@ -79,6 +79,7 @@ def workspace_for(task: Task, root: Path, args: argparse.Namespace, harness: str
         "first_token_timeout_s": 600,
         "idle_timeout_s": 300,
         "permissions": {"deny": task.deny},
+        "temperature": args.temperature,
     }
     # The user's file (a home per task), not the workspace's: a workspace's own settings wait for the
     # folder-trust question in the cell, which nobody answers here.
@@ -113,6 +114,7 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
     runs = [line for line in lines if line.get("type") == "run"]
     messages = [line["message"] for line in lines if line.get("type") == "message"]
     tools = [c["function"]["name"] for m in messages for c in m.get("tool_calls") or []]
+    tools += [name for line in lines if line.get("type") == "code_actions" for name in line.get("calls", [])]
     answers = [str(m.get("content") or "") for m in messages if m.get("role") == "assistant"]
     return {
         "turns": runs[-1]["turns"] if runs else len(usage),
@@ -135,11 +137,14 @@ async def run_task(task: Task, root: Path, args: argparse.Namespace, harness: st
         frontend = FakeNotebookFrontend(NB, cells, server_root=str(workspace)).attach(kernel)
         goat_cell = frontend.cells()[-1]["id"]
         started = time.perf_counter()
-        await kernel.execute(
-            f"%%goat\n{task.prompt}", timeout=args.task_timeout, metadata={"cellId": goat_cell}
-        )
+        prompt = task.code_prompt if harness == "goat-code" and task.code_prompt else task.prompt
+        await kernel.execute(f"%%goat\n{prompt}", timeout=args.task_timeout, metadata={"cellId": goat_cell})
         wall = time.perf_counter() - started
-        facts = summarise(session_lines(workspace))
+        lines = session_lines(workspace)
+        facts = summarise(lines)
+        if args.keep is not None:  # the conversation, to read what the model did
+            args.keep.mkdir(parents=True, exist_ok=True)
+            (args.keep / f"{workspace.name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
         outcome = Outcome(workspace, facts["answer"], facts["tools"], frontend.cells())
         try:
             passed = bool(task.check(outcome))
@@ -221,6 +226,8 @@ def run_peer(questions: list[Question], root: Path, args: argparse.Namespace) ->
         args.model.removeprefix("openai/"),
         "--max-steps",
         str(args.max_turns),
+        "--temperature",
+        str(args.temperature),
     ]
     by_id = {q.qid: q for q in questions}
     results: list[Result] = []
@@ -269,7 +276,14 @@ async def main() -> None:
     parser.add_argument("--context-window", type=int, default=32_768)
     parser.add_argument("--max-turns", type=int, default=8)
     parser.add_argument("--task-timeout", type=float, default=900)
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="sent by every harness (the server's own default is 0.8)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="append results as JSON lines")
+    parser.add_argument("--keep", type=Path, default=None, help="keep each goat task's session log here")
     args = parser.parse_args()
     suites = args.suite.split(",")
     harnesses = args.harness.split(",")

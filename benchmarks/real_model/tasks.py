@@ -39,6 +39,7 @@ class Task:
     cells: list[str] = field(default_factory=lambda: list[str]())  # the notebook's cells above %%goat
     deny: list[str] = field(default_factory=lambda: list[str]())  # permission rules for the workspace
     prepare: Callable[[Path], None] | None = None
+    code_prompt: str = ""  # the prompt for code style, where `prompt` names a tool that style does not offer
 
 
 def number_in(text: str, value: float, tolerance: float = 0.01) -> bool:
@@ -118,8 +119,12 @@ TASKS: list[Task] = [
     Task(
         "kernel-mean",
         "What is the mean of the price column of the DataFrame df in my kernel? Use KernelInspect.",
-        lambda out: number_in(out.answer, 13.375, 0.001) and "KernelInspect" in out.tools,
+        # the live kernel, not a file: KernelInspect, or in code style a cell run in that kernel
+        lambda out: (
+            number_in(out.answer, 13.375, 0.001) and bool({"KernelInspect", "RunCell"} & {*out.tools})
+        ),
         kernel_setup="import pandas as pd\ndf = pd.DataFrame({'price': [10.5, 12.0, 15.25, 15.75]})",
+        code_prompt="What is the mean of the price column of the DataFrame df in my kernel?",
     ),
     Task(
         "fix-cell",

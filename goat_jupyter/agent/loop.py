@@ -9,10 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from goat_jupyter.agent.code_style import (
+    FIX_NOTE,
+    FIX_NOTES,
+    FIXABLE,
     CodeBlock,
     CodeResults,
     CodeRunner,
     code_blocks,
+    first_look,
     held_back,
     up_to_last_block,
 )
@@ -130,6 +134,8 @@ class Agent:
         self._format_note = False  # a text call was recovered: its result says which format to use
         self._prompt = ""
         self._blocks: list[CodeBlock] = []  # code style: the last reply's blocks, to run as its action
+        self._fix_owed = False  # code style: the last block failed as code (not a denial)
+        self._fix_notes = 0  # notes asking for a fix, this run
         self.context = ContextKeeper(
             session,
             registry,
@@ -152,9 +158,11 @@ class Agent:
         stop_reason = "end_turn"
         final_text = ""
         self._prompt = prompt
-        self.session.append({"role": "user", "content": self._with_notices(prompt)})
-        self._remind()
+        self._fix_owed, self._fix_notes = False, 0
         try:
+            look = await self._first_look()
+            self.session.append({"role": "user", "content": self._with_notices(prompt, look)})
+            self._remind()
             while True:
                 if turns >= self.max_turns:
                     stop_reason = "max_turns"
@@ -171,6 +179,8 @@ class Agent:
                 final_text = turn.text
                 if not turn.tool_calls:
                     if not self._blocks:
+                        if self._owes_fix():
+                            continue
                         break
                     await self._run_code(self._blocks)
                     continue
@@ -209,8 +219,15 @@ class Agent:
         if self.system is None:
             self.context.remind_after_last()
 
-    def _with_notices(self, prompt: str) -> str:
-        notices = self._drain_notices()
+    async def _first_look(self) -> str:
+        """Code style: the notebook, files and variables, shown before the model's first reply."""
+        if self.agent_id is not None or self.context.action_style() != "code":
+            return ""
+        runner = CodeRunner(self.executor, self.session, self.session.turns, prefix="look")
+        return await first_look(runner, self.executor.services, self.session.cwd, self._prompt)
+
+    def _with_notices(self, prompt: str, look: str = "") -> str:
+        notices = [*self._drain_notices(), *([look] if look else [])]
         if not notices:
             return prompt
         return note_block("\n".join(notices), self.context.lean()) + "\n\n" + prompt
@@ -342,7 +359,7 @@ class Agent:
         self._blocks = []
         if turn.tool_calls or self.agent_id is not None or self.context.action_style() != "code":
             return
-        blocks = code_blocks(turn.text)
+        blocks = code_blocks(turn.text, self._prompt)
         if not blocks:
             return
         if (why := held_back(self._prompt, self.session.settings)) is not None:
@@ -365,10 +382,22 @@ class Agent:
         finally:
             self._append_code_results(results)
 
+    def _owes_fix(self) -> bool:
+        """Code style: a reply that explains a failed block instead of fixing it (the small model's
+        habit) gets a note asking for the fix, FIX_NOTES times a run at most."""
+        if not self._fix_owed or self._fix_notes >= FIX_NOTES:
+            return False
+        self._fix_owed = False
+        self._fix_notes += 1
+        self.session.append({"role": "user", "content": note_block(FIX_NOTE, True)})
+        return True
+
     def _append_code_results(self, results: CodeResults) -> None:
         """The blocks' results as one message after the reply, goat's notes inside it (a small model
         answers a separate note instead of going on)."""
         self.session.record("code_actions", calls=results.calls)  # the session log names what ran
+        last = results.outputs[-1] if results.outputs else None
+        self._fix_owed = last is not None and last.is_error and last.error_code in FIXABLE
         text = results.text() or "(no block ran)"
         if notices := self._drain_notices():
             text += "\n\n" + note_block("\n".join(notices), True)

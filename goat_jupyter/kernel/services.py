@@ -14,6 +14,7 @@ from goat_jupyter.errors import GoatError, InvalidInputError, ToolExecutionError
 from goat_jupyter.kernel.executions import bound_names, record, snapshot
 from goat_jupyter.kernel.kernel_state import binding_notes, own_cells
 from goat_jupyter.kernel.namespace_undo import keep_for_revert
+from goat_jupyter.kernel.variables import user_variables
 from goat_jupyter.live import CellInfo, cell_label, find_cell
 from goat_jupyter.represent import output_text, represent
 from goat_jupyter.text import cut_middle
@@ -143,6 +144,9 @@ class KernelService:
         if printed:
             text += f"\n\nOutput while evaluating:\n{printed}"
         return ToolOutput(text, metadata={"expression": args.expression, "type": type(value).__name__})
+
+    def variables(self) -> list[str]:
+        return user_variables(self.shell.user_ns, getattr(self.shell, "user_ns_hidden", {}))
 
     async def _binding_notes(self, expression: str, ctx: ToolContext) -> list[str]:
         """Which execution last bound each name the expression reads (and if its cell changed since)."""

@@ -99,7 +99,8 @@ def build_server(calls: OutsideCalls) -> MCPServer:
 
     @server.tool()
     async def inspect_variable(ctx: Context[Any, Any], notebook_path: str, expression: str) -> str:
-        """Evaluate an expression in the notebook's kernel (no history, no output in the notebook)."""
+        """Evaluate an expression in the notebook's kernel (no history, no output in the notebook); a
+        DataFrame, array or figure comes back summarised (shape, dtypes, nulls, column stats, a few rows)."""
         return await run(
             ctx, "KernelInspect", {"notebook_path": path_of(notebook_path), "expression": expression}
         )

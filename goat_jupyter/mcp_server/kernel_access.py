@@ -4,6 +4,7 @@ the run ([*], streamed outputs) through the bridge's `run_started` / `run_finish
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import time
 from dataclasses import dataclass
@@ -121,26 +122,58 @@ class ServerKernelAccess:
         where = "" if backend.live else " (the notebook is not open in JupyterLab: the file was updated)"
         return ToolOutput(f"{head}{where}\n{text}".rstrip(), attachments=images, metadata={"count": count})
 
+    def variables(self) -> list[str]:
+        """Code style's first look: not offered to outside agents, which read for themselves."""
+        return []
+
     async def inspect(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        """Evaluates the expression as a user expression: no history, no execution count, no output."""
+        """The value as goat's KernelInspect describes it (`_repr_llm_`, goat's summariser, a bounded
+        repr), evaluated as a user expression: no history, no execution count, no output. A kernel
+        without goat_jupyter gives the value's own text representation."""
         path = ctx.resolve_path(str(args.notebook_path))
         client = self.kernels.client(await self.kernels.kernel_for(path))
         try:
-            reply = await client.execute_interactive(
-                "",
-                silent=True,
-                store_history=False,
-                user_expressions={"value": args.expression},
-                timeout=60,
-                output_hook=lambda msg: None,  # pyright: ignore[reportUnknownLambdaType]
-            )
+            found = await _evaluate(client, SUMMARY_EXPRESSION.format(expression=args.expression))
+            if _no_goat(found):
+                found = await _evaluate(client, str(args.expression))
         finally:
             client.stop_channels()
-        found = cast("dict[str, Any]", reply["content"].get("user_expressions", {})).get("value", {})
         if found.get("status") != "ok":
             return ToolOutput(f"Error: {found.get('ename')}: {found.get('evalue')}", is_error=True)
-        text = output_text(cast("dict[str, Any]", found.get("data") or {})) or "(no text representation)"
+        text = _summary_text(found) or "(no text representation)"
         return ToolOutput(cut_middle(f"{args.expression} =\n{text}", INSPECT_CHARS))
+
+
+# The expression stays on lines of its own, so a trailing comment cannot swallow the closing brackets.
+SUMMARY_EXPRESSION = (
+    "__import__('goat_jupyter.represent', fromlist=['represent']).represent((\n{expression}\n))"
+)
+
+
+async def _evaluate(client: Any, expression: str) -> dict[str, Any]:
+    reply = await client.execute_interactive(
+        "",
+        silent=True,
+        store_history=False,
+        user_expressions={"value": expression},
+        timeout=60,
+        output_hook=lambda msg: None,  # pyright: ignore[reportUnknownLambdaType]
+    )
+    return cast("dict[str, Any]", reply["content"].get("user_expressions", {})).get("value", {})
+
+
+def _no_goat(found: dict[str, Any]) -> bool:
+    return found.get("ename") == "ModuleNotFoundError" and "goat_jupyter" in str(found.get("evalue"))
+
+
+def _summary_text(found: dict[str, Any]) -> str:
+    """goat's summary comes back as the repr of a str; anything else is the value's own text."""
+    text = output_text(cast("dict[str, Any]", found.get("data") or {})) or ""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return value if isinstance(value, str) else text
 
 
 def outputs_or_empty(run: _Run) -> list[dict[str, Any]]:

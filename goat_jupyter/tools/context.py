@@ -68,6 +68,10 @@ class KernelAccess(Protocol):
 
     async def target_cell(self, args: Any, ctx: ToolContext) -> CellInfo: ...
 
+    def variables(self) -> list[str]:
+        """One line per user variable (name, type, shape), no user code run."""
+        ...
+
 
 class SubagentAccess(Protocol):
     """The Agent tool's runner (subagents/runner.py)."""

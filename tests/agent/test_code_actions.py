@@ -16,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goat_jupyter.agent.code_style import (
+    FIX_NOTE,
+    FIX_NOTES,
     NO_NOTEBOOK,
     CodeBlock,
     CodeResults,
@@ -25,6 +27,7 @@ from goat_jupyter.agent.code_style import (
     code_blocks,
     held_back,
 )
+from goat_jupyter.agent.code_style.look import named_files
 from goat_jupyter.agent.context import request_tokens
 from goat_jupyter.agent.lean import CODE_PROMPT
 from goat_jupyter.permissions.policy import ApprovalAnswer, ApprovalRequest, RulePolicy
@@ -87,6 +90,50 @@ def test_blocks_that_are_not_actions(reply: str) -> None:
     assert code_blocks(reply) == []
 
 
+@pytest.mark.parametrize(
+    ("info", "path"),
+    [
+        ("python sum100.py", "sum100.py"),
+        ("py scripts/run_me.py", "scripts/run_me.py"),
+        ("text notes/todo.md", "notes/todo.md"),
+        ("csv data/out.csv", "data/out.csv"),
+        ('python file="hello.py"', "hello.py"),
+        ("python title=hello.py", "hello.py"),
+        ("bash ./build.sh", "./build.sh"),
+        ("python ~/x.py", "~/x.py"),
+    ],
+)
+def test_a_file_name_after_the_label_makes_a_file_block(info: str, path: str) -> None:
+    [block] = code_blocks(f"```{info}\nprint(1)\n```")
+    assert (block.language, block.source, block.path) == ("file", "print(1)", path)
+
+
+@pytest.mark.parametrize(
+    "info", ["python title", "bash -e", "python {.class}", "python =x.py", "python .", "text"]
+)
+def test_words_that_are_not_file_names_leave_the_block_as_it_was(info: str) -> None:
+    assert [b.path for b in code_blocks(f"```{info}\nprint(1)\n```")] in ([""], [])
+
+
+@pytest.mark.parametrize(
+    ("prompt", "source", "path"),
+    [
+        ("Write a script sum100.py that prints 5050", "# sum100.py\nprint(5050)", "sum100.py"),
+        ("fix tools/clean.py please", "#   tools/clean.py\nx = 1", "tools/clean.py"),
+        ("Write sum100.py", "print(5050)", ""),  # no comment naming it: run
+        ("What is 5050?", "# sum100.py\nprint(5050)", ""),  # the user named no such file: run
+        ("Write my_sum100.py", "# sum100.py\nprint(5050)", ""),  # part of another name
+        ("Write sum100.py", "# sum100.py", ""),  # nothing but the comment
+        ("Read data.csv and sum it", "# see data.csv\nprint(1)", ""),  # a comment, not a name
+    ],
+)
+def test_a_python_block_headed_by_a_file_the_prompt_names_is_that_file(
+    prompt: str, source: str, path: str
+) -> None:
+    [block] = code_blocks(fence(source, "python"), prompt)
+    assert (block.path, block.language) == (path, "file" if path else "python")
+
+
 def test_a_block_inside_a_list_item_loses_its_indentation() -> None:
     reply = "1. Load it:\n   ```python\n   import json\n   print(json.dumps(1))\n   ```\n2. Done."
     assert code_blocks(reply) == [CodeBlock("python", "import json\nprint(json.dumps(1))")]
@@ -101,7 +148,7 @@ def test_a_longer_fence_keeps_backticks_inside_and_tildes_fence_too() -> None:
 @given(st.text(alphabet=st.sampled_from(list("`~ \npythonbash>-*1.\t{}x")), max_size=120))
 def test_arbitrary_fence_soup_never_raises(text: str) -> None:
     for block in code_blocks(text):
-        assert block.source.strip() and block.language in ("python", "bash")
+        assert block.source.strip() and block.language in ("python", "bash", "file")
 
 
 @settings(max_examples=200, deadline=None)
@@ -210,12 +257,131 @@ async def test_a_bash_block_runs_as_bash_and_its_output_is_the_next_message(tmp_
 
 async def test_blocks_run_in_order_and_stop_at_the_first_failure(tmp_path: Path) -> None:
     reply = fence("touch one") + "\n" + fence("echo boom >&2; exit 3") + "\n" + fence("touch three")
-    with ReplayServer([text_turn(reply), text_turn("It failed.")]) as server:
+    with ReplayServer([text_turn(reply), text_turn("It failed."), text_turn("It cannot work.")]) as server:
         await code_agent(tmp_path, server.url).agent.run("go")
     assert (tmp_path / "one").exists() and not (tmp_path / "three").exists()
     message = user_texts(server.requests[1])[-1]
     assert "Result of block 2 (bash):\nError:" in message and "boom" in message
     assert "Blocks 3 to 3 were not run, because block 2 failed." in message
+
+
+async def test_a_reply_that_explains_a_failed_block_is_asked_for_the_fix(tmp_path: Path) -> None:
+    """The small model's habit: it explains the error to the user instead of fixing its code."""
+    failing = fence("python3 -c 'print(1 +)'")
+    explain = text_turn("The error means the syntax is wrong. You need to fix the expression.")
+    turns = [
+        text_turn(failing),
+        explain,
+        text_turn(fence("python3 -c 'print(1 + 1)'")),
+        text_turn("It is 2."),
+    ]
+    with ReplayServer(turns) as server:
+        result = await code_agent(tmp_path, server.url).agent.run("what is 1 + 1? use python3")
+    assert result.text == "It is 2." and result.turns == 4
+    asked = user_texts(server.requests[2])[-1]
+    assert FIX_NOTE in asked and asked.startswith("[Note from goat")
+    assert "2" in user_texts(server.requests[3])[-1]
+
+
+async def test_the_fix_is_asked_for_twice_a_run_at_most(tmp_path: Path) -> None:
+    failing, explain = text_turn(fence("exit 3")), text_turn("It failed with exit code 3.")
+    with ReplayServer([failing, explain] * 3 + [text_turn("unused")]) as server:
+        result = await code_agent(tmp_path, server.url).agent.run("run it")
+    assert result.turns == 6 and result.text == "It failed with exit code 3."
+    notes = [m for r in server.requests for m in user_texts(r)[-1:] if FIX_NOTE in m]
+    assert len(notes) == FIX_NOTES == 2
+
+
+async def test_a_denied_block_is_not_a_failure_to_fix(tmp_path: Path) -> None:
+    (tmp_path / "victim").write_text("keep me")
+    with ReplayServer([text_turn(fence("rm victim")), text_turn("I may not remove it.")]) as server:
+        rig = code_agent(tmp_path, server.url)
+        rig.session.settings.permissions.deny = ["Bash(rm:*)"]
+        rig.agent.executor.policy = RulePolicy(None)  # the permission engine, headless
+        result = await rig.agent.run("remove victim")
+    assert "denied" in user_texts(server.requests[1])[-1].lower()
+    assert result.turns == 2 and len(server.requests) == 2 and (tmp_path / "victim").exists()
+
+
+async def test_a_file_block_writes_the_file_and_a_bash_block_runs_it(tmp_path: Path) -> None:
+    reply = "```python sum100.py\nprint(sum(range(1, 101)))\n```\n" + fence("python sum100.py")
+    with ReplayServer([text_turn(reply), text_turn("It printed 5050.")]) as server:
+        rig = code_agent(tmp_path, server.url)
+        await rig.agent.run("write sum100.py and run it")
+    assert (tmp_path / "sum100.py").read_text() == "print(sum(range(1, 101)))\n"
+    message = user_texts(server.requests[1])[-1]
+    assert "Result of block 1 (file sum100.py):" in message and "5050" in message
+    assert [e.name for e in rig.of_type(ToolStarted)] == ["Write", "Bash"]
+
+
+async def test_a_file_block_replaces_an_existing_file_after_reading_it(tmp_path: Path) -> None:
+    (tmp_path / "mathutil.py").write_text("def area(r):\n    return 3 * r * r\n")
+    reply = "```python mathutil.py\nimport math\n\ndef area(r):\n    return math.pi * r * r\n```"
+    with ReplayServer([text_turn(reply), text_turn("Done.")]) as server:
+        rig = code_agent(tmp_path, server.url)
+        await rig.agent.run("use math.pi")
+    assert "math.pi" in (tmp_path / "mathutil.py").read_text()
+    assert [e.name for e in rig.of_type(ToolStarted)] == ["Read", "Write"]
+    assert user_texts(server.requests[1])[-1].startswith("Result of your file block for mathutil.py:")
+
+
+@pytest.mark.parametrize("rule", ["Write", "Write(secret.txt)", "Edit(secret.txt)", "Read(secret.txt)"])
+async def test_a_file_block_obeys_the_rules_a_write_obeys(tmp_path: Path, rule: str) -> None:
+    (tmp_path / "secret.txt").write_text("keep")
+    executor = executor_in(tmp_path, None, "bypassPermissions", {"deny": [rule]})
+    results = CodeResults()
+    await CodeRunner(executor, executor.session, 1).run(code_blocks("```text secret.txt\ngone\n```"), results)
+    assert results.outputs[-1].is_error and (tmp_path / "secret.txt").read_text() == "keep"
+
+
+async def test_a_file_block_in_plan_mode_writes_nothing(tmp_path: Path) -> None:
+    reply = "```python plan.py\nprint(1)\n```"
+    with ReplayServer([text_turn(reply)]) as server:
+        rig = code_agent(tmp_path, server.url)
+        rig.session.settings.permission_mode = "plan"
+        await rig.agent.run("plan it")
+    assert not (tmp_path / "plan.py").exists()
+
+
+def test_the_files_a_prompt_names_are_those_in_the_working_folder(tmp_path: Path) -> None:
+    for name in ("mathutil.py", "data.csv", "nb.ipynb", "sub/x.txt", "a.py", "b.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("x")
+    (tmp_path.parent / "outside.txt").write_text("secret")
+    prompt = "In mathutil.py, use data.csv and nb.ipynb; see ../outside.txt, /etc/hostname.conf, gone.py."
+    assert named_files(prompt, tmp_path) == [tmp_path / "mathutil.py", tmp_path / "data.csv"]
+    assert named_files("./sub/x.txt then a.py, b.py and mathutil.py", tmp_path) == [
+        tmp_path / "sub/x.txt",
+        tmp_path / "a.py",
+        tmp_path / "b.py",
+    ]  # three at most
+
+
+async def test_the_first_look_shows_the_named_files_head_through_read_and_its_rules(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text("region,units\n" + "".join(f"r{i},{i}\n" for i in range(100)))
+    (tmp_path / "secret.csv").write_text("token\nhunter2\n")
+    with ReplayServer([text_turn("Nothing to run.")]) as server:
+        rig = code_agent(tmp_path, server.url)
+        rig.session.settings.permissions.deny = ["Read(secret.csv)"]
+        rig.agent.executor.policy = RulePolicy(None)
+        await rig.agent.run("Sum units in sales.csv, then check secret.csv.")
+    prompt = user_texts(server.requests[0])[-1]
+    assert "sales.csv, its first lines:" in prompt and "region,units" in prompt and "r27,27" in prompt
+    assert "r40,40" not in prompt  # the head only
+    assert (
+        "hunter2" not in prompt and "secret.csv, its first lines" not in prompt
+    )  # a denied Read shows nothing
+    assert prompt.index("sales.csv, its first lines") < prompt.index("Sum units in sales.csv")
+
+
+async def test_a_saved_script_says_how_to_run_it(tmp_path: Path) -> None:
+    reply = "```python hello.py\nprint('hi')\n```"
+    with ReplayServer([text_turn(reply), text_turn("Saved.")]) as server:
+        await code_agent(tmp_path, server.url).agent.run("write hello.py")
+    result = user_texts(server.requests[1])[-1]
+    assert result.endswith(
+        "The file was saved, not run. To run it, reply with:\n```bash\npython hello.py\n```"
+    )
 
 
 async def test_advice_prose_around_a_block_still_runs_it(tmp_path: Path) -> None:

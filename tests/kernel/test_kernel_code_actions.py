@@ -91,6 +91,7 @@ TURNS = [
     *code_turns("[error]", "def f():\n    return 1 / 0\nf()", "after_error = 1"),
     *code_turns("[plan]", "ran_plan = 1"),
     *code_turns("[plot]", "import matplotlib.pyplot as plt\nplt.plot([0, 1, 4, 9])\nplt.show()"),
+    text_turn("It is fixed.", match="[look]"),
 ]
 for case in CASES:
     TURNS += code_turns(f"[code {case.name}]", case.source) + tool_turns(
@@ -175,6 +176,26 @@ async def test_a_python_block_runs_as_a_visible_cell_and_its_output_reaches_the_
     assert "from-bash" in str(requests[2]["messages"][-1]["content"])
     assert (kernel.cwd / "said.txt").read_text() == "from-bash\n"
     assert await names(kernel, "total") == ["total"]
+
+
+async def test_the_model_first_sees_the_notebook_the_files_and_the_variables(
+    kernel: KernelSession, server: ReplayServer
+) -> None:
+    await kernel.execute(
+        "import pandas as pd\nprices = pd.DataFrame({'price': [1.5, 2.5]})\nlabel = 'x' * 500"
+    )
+    (kernel.cwd / "data.csv").write_text("a\n1\n")
+    frontend, goat = fresh_notebook(kernel, [new_cell("code", "total = sum([1, 2])\nprint(totl)")])
+    await run_goat(kernel, goat, "[look] fix the first cell")
+    first = next(r for r in server.requests if "[look]" in json.dumps(r["messages"]))
+    prompt = str(first["messages"][-1]["content"])
+    assert prompt.index("The notebook you are in") < prompt.index("[look] fix the first cell")
+    assert "print(totl)" in prompt and 'id="' in prompt  # the cell, as Read shows it
+    assert "Files in the working folder" in prompt and "data.csv" in prompt
+    assert "prices = <DataFrame shape=(2, 1) columns=[price]>" in prompt
+    assert "label = 'xxxx" in prompt and "x" * 200 not in prompt  # a long value stays one short line
+    assert "pd = " not in prompt and "pd:" not in prompt  # modules are not variables
+    assert len(frontend.cells()) == 2  # looking changed nothing
 
 
 async def test_a_failing_block_returns_its_traceback_and_stops_the_rest(

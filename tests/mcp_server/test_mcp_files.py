@@ -64,7 +64,16 @@ async def test_read_insert_run_inspect_on_the_file_and_kernel(server: JupyterSer
         failed, text = await call(
             session, "inspect_variable", {"notebook_path": "nb.ipynb", "expression": "x * 2"}
         )
-        assert (failed, text) == (False, "x * 2 =\n84")
+        assert (failed, text) == (False, "x * 2 =\nint\n84")  # as KernelInspect says it
+        frame = "__import__('pandas').DataFrame({'a': [1, 2, 3]})  # a comment cannot cut the call"
+        failed, text = await call(
+            session, "inspect_variable", {"notebook_path": "nb.ipynb", "expression": frame}
+        )
+        assert not failed and "pandas.DataFrame with shape (3, 1)" in text, text  # goat's summary, not a repr
+        failed, text = await call(
+            session, "inspect_variable", {"notebook_path": "nb.ipynb", "expression": "nope"}
+        )
+        assert failed and "NameError" in text and "goat_jupyter" not in text
 
 
 async def test_stop_interrupts_a_blocking_cell(server: JupyterServer) -> None:

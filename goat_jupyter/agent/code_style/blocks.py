@@ -4,6 +4,11 @@ A reply with no tool call whose Markdown holds closed fences labelled python (py
 or bash (sh, shell) is run, block by block, in order, stopping at the first that fails: a python
 block as a new code cell below the `%%goat` cell (NotebookEdit insert, then RunCell, through the
 executor: the same rules, locks, modes and approvals as those calls), a bash block as a Bash call.
+A fence that names a file after its label (```python sum100.py, ```text notes/todo.md) is a file
+block: its content is written to that file (a Write call) and nothing runs, the small model's way to
+create or replace a script before running it from a bash block (Aider's whole-file format). So is a
+python block whose first line is a comment naming a file the user's prompt names (`# sum100.py`),
+the way small models write a file they were asked for.
 
 Blocks that do not run (the rule the README states):
 - in plan mode nothing runs (the reply is the plan);
@@ -26,7 +31,7 @@ from markdown_it.token import Token
 
 from goat_jupyter.settings import Settings
 
-Language = Literal["python", "bash"]
+Language = Literal["python", "bash", "file"]
 LABELS: dict[str, Language] = {
     "python": "python",
     "py": "python",
@@ -36,6 +41,10 @@ LABELS: dict[str, Language] = {
     "sh": "bash",
     "shell": "bash",
 }
+# A file name after the fence's label: a path with an extension or a folder, not an option or a title.
+_FILE_NAME = re.compile(
+    r"^(?:(?:file|filename|title|path)=)?[\"']?([\w~.][\w.~/-]*(?:\.\w+|/[\w.-]+))[\"']?$"
+)
 _DONT_RUN = re.compile(r"\b(?:don[’']?t|do\s+not|never|without)\s+(?:run|running|execut\w*)\b", re.IGNORECASE)
 
 
@@ -44,6 +53,7 @@ class CodeBlock:
     language: Language
     source: str
     end_line: int = field(default=0, compare=False)  # the line after its closing fence
+    path: str = ""  # a file block's file, as the model wrote it
 
 
 @functools.cache
@@ -66,19 +76,37 @@ def _closed(token: Token, lines: list[str]) -> bool:
 def _block(token: Token, lines: list[str]) -> CodeBlock | None:
     if token.type != "fence" or not token.info.strip():
         return None
-    language = LABELS.get(token.info.split()[0].lower())
+    label, *rest = token.info.split()
+    path = _file_name(rest[0]) if rest else ""
+    language: Language | None = "file" if path else LABELS.get(label.lower())
     if language is None or not token.content.strip() or not _closed(token, lines):
         return None
-    return CodeBlock(language, token.content.rstrip("\n"), token.map[1] if token.map else 0)
+    return CodeBlock(language, token.content.rstrip("\n"), token.map[1] if token.map else 0, path)
 
 
-def code_blocks(text: str) -> list[CodeBlock]:
-    """The runnable blocks of a reply, in order."""
+def _file_name(word: str) -> str:
+    found = _FILE_NAME.match(word)
+    return found.group(1) if found else ""
+
+
+def code_blocks(text: str, prompt: str = "") -> list[CodeBlock]:
+    """The runnable blocks of a reply, in order; `prompt`: the user's words, for `# name.py` files."""
     if "```" not in text and "~~~" not in text:
         return []
     lines = text.splitlines()
     found = (_block(token, lines) for token in _markdown().parse(text))
-    return [block for block in found if block is not None]
+    return [_named_in(block, prompt) for block in found if block is not None]
+
+
+def _named_in(block: CodeBlock, prompt: str) -> CodeBlock:
+    """A python block headed `# sum100.py`, where the prompt asks for sum100.py, is that file."""
+    if block.language != "python" or not prompt:
+        return block
+    first, _, rest = block.source.partition("\n")
+    name = _file_name(first.removeprefix("#").strip()) if first.startswith("#") else ""
+    if not name or not re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", prompt) or not rest.strip():
+        return block
+    return CodeBlock("file", block.source, block.end_line, name)
 
 
 def up_to_last_block(text: str, blocks: list[CodeBlock]) -> str:

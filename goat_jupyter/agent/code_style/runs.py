@@ -1,7 +1,8 @@
 """Running code actions (agent/code_style/blocks.py) as the tool calls they stand for, through the executor.
 
 A python block is a NotebookEdit insert (a code cell below the `%%goat` cell, after the ones this run
-added) and a RunCell of that cell; a bash block is a Bash call. Each is an ordinary call with an id:
+added) and a RunCell of that cell; a bash block is a Bash call; a file block is a Write (after a Read
+when the file exists, as the Write rule wants: the block replaces it whole). Each is an ordinary call with an id:
 the same permission decision, approval prompt, transcript card, budget and checkpoint as when a model
 makes it. The model reads the results as one user message after its reply (the reply keeps its
 blocks as written: a small model that sees JSON calls in its history starts writing them).
@@ -23,6 +24,12 @@ from goat_jupyter.tools.runner import Executor, ToolCall
 ERROR_TAIL_CHARS = 2_000  # a failed block's result: its first line and the traceback's last frames
 FRAME_CHARS = 600  # each frame kept of a long traceback
 TRACEBACK = "Traceback (most recent call last)"
+FIXABLE = {"EXECUTION_ERROR"}  # the code ran and failed; a denial or a bad path is not the model's to retry
+FIX_NOTES = 2  # a run asks for a fix at most this often
+FIX_NOTE = (
+    "Your last block failed. Reply with a corrected block now and goat runs it; do not explain the "
+    "error or tell the user what to do. If it cannot be fixed, say why in one sentence."
+)
 NO_NOTEBOOK = (
     "Error: a python block runs as a notebook cell, and this kernel's notebook is not known here "
     "(terminal IPython or a script). Use a bash block instead, e.g. python -c '...'."
@@ -64,10 +71,10 @@ def _condensed(trace: str) -> str:
 class CodeRunner:
     """Runs one reply's blocks in order, stopping at the first that fails."""
 
-    def __init__(self, executor: Executor, session: SessionState, turn: int) -> None:
+    def __init__(self, executor: Executor, session: SessionState, turn: int, prefix: str = "code") -> None:
         self.executor = executor
         self.session = session
-        self.prefix = f"code_{turn}"
+        self.prefix = f"{prefix}_{turn}"
         self._calls = 0
         self._names: list[str] = []
 
@@ -75,7 +82,7 @@ class CodeRunner:
         """Fills `results` as it goes, so an interrupt keeps what already ran."""
         self._names = results.calls
         for number, block in enumerate(blocks, 1):
-            output = await (self._python(block) if block.language == "python" else self._bash(block))
+            output = await self._action(block)
             results.outputs.append(output)
             results.parts.append(_described(number, len(blocks), block, output))
             if output.is_error:
@@ -85,22 +92,36 @@ class CodeRunner:
                     )
                 return
 
-    async def _call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        """One call through the executor, with this reply's id prefix."""
         self._calls += 1
         self._names.append(name)
         call = ToolCall(f"{self.prefix}_{self._calls}", name, arguments)
         return (await self.executor.run_calls([call]))[0]
 
+    async def _action(self, block: CodeBlock) -> ToolOutput:
+        if block.language == "file":
+            return await self._file(block)
+        return await (self._python(block) if block.language == "python" else self._bash(block))
+
+    async def _file(self, block: CodeBlock) -> ToolOutput:
+        path = self._context().resolve_path(block.path)
+        if path.is_file() and not self.session.file_reads.was_read(path):
+            read = await self.call("Read", {"file_path": str(path)})
+            if read.is_error:
+                return read
+        return await self.call("Write", {"file_path": str(path), "content": block.source + "\n"})
+
     async def _bash(self, block: CodeBlock) -> ToolOutput:
-        return await self._call("Bash", {"command": block.source})
+        return await self.call("Bash", {"command": block.source})
 
     async def _python(self, block: CodeBlock) -> ToolOutput:
-        path = await self._notebook()
+        path = await self.notebook()
         if path is None:
             return ToolOutput(NO_NOTEBOOK, is_error=True)
         if await self._needs_read(path):  # the file, not JupyterLab: edits need a read first
-            await self._call("Read", {"file_path": str(path)})
-        inserted = await self._call(
+            await self.call("Read", {"file_path": str(path)})
+        inserted = await self.call(
             "NotebookEdit",
             {
                 "notebook_path": str(path),
@@ -112,12 +133,13 @@ class CodeRunner:
         cell_id = inserted.metadata.get("cell_id")
         if inserted.is_error or not isinstance(cell_id, str):
             return inserted
-        return await self._call("RunCell", {"notebook_path": str(path), "cell_id": cell_id})
+        return await self.call("RunCell", {"notebook_path": str(path), "cell_id": cell_id})
 
     def _context(self) -> ToolContext:
         return ToolContext(self.session, services=self.executor.services)
 
-    async def _notebook(self) -> Path | None:
+    async def notebook(self) -> Path | None:
+        """This kernel's notebook, or None (no kernel, or a notebook goat cannot tell)."""
         if self.executor.services.kernel is None:
             return None
         try:
@@ -139,6 +161,19 @@ class CodeRunner:
 
 def _described(number: int, count: int, block: CodeBlock, output: ToolOutput) -> str:
     """One block's result as the model reads it."""
-    which = f"your {block.language} block" if count == 1 else f"block {number} ({block.language})"
+    if count == 1:
+        which = f"your file block for {block.path}" if block.path else f"your {block.language} block"
+    else:
+        which = f"block {number} ({f'file {block.path}' if block.path else block.language})"
     content = bounded_error(output.content) if output.is_error else output.content
+    if block.path and not output.is_error:
+        content += f"\nThe file was saved, not run.{_how_to_run(block.path)}"
     return f"Result of {which}:\n{content}"
+
+
+def _how_to_run(path: str) -> str:
+    """The next step, as the block to write: a small model copies an example better than a rule."""
+    if not path.endswith((".py", ".sh")):
+        return ""
+    command = f"python {path}" if path.endswith(".py") else f"bash {path}"
+    return f" To run it, reply with:\n```bash\n{command}\n```"

@@ -42,17 +42,19 @@ class ReadTool(Tool[ReadInput]):
             raise InvalidPathError(
                 f"{path} is a directory, not a file. Use LS or Glob to see what it contains."
             )
+        suffix = path.suffix.lower()
+        # A notebook open in JupyterLab is read as the tab holds it, even where its file is gone or
+        # not yet saved (a tab whose file was renamed or deleted): what the user sees is what exists.
+        if suffix == ".ipynb" and (live := await read_live_notebook(path, ctx)) is not None:
+            return live
         if not path.exists():
             raise missing_file_error(path, ctx.cwd)
         if not path.is_file():
             raise InvalidPathError(
                 f"{path} is not a regular file (a device, socket or pipe); Read cannot open it."
             )
-        suffix = path.suffix.lower()
         if args.pages is not None and suffix != ".pdf":
             raise InvalidInputError(f"`pages` only applies to PDF files; {path} is not one. Leave pages out.")
-        if suffix == ".ipynb" and (live := await read_live_notebook(path, ctx)) is not None:
-            return live
         with os_errors(path, "reading"):
             return await asyncio.to_thread(self._read_file, path, suffix, args, ctx.session.file_reads)
 

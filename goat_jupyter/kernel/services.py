@@ -146,6 +146,8 @@ class KernelService:
         return ToolOutput(text, metadata={"expression": args.expression, "type": type(value).__name__})
 
     def variables(self) -> list[str]:
+        if self.shell is None:  # a service without a kernel (tests of the tool offer)
+            return []
         return user_variables(self.shell.user_ns, getattr(self.shell, "user_ns_hidden", {}))
 
     async def _binding_notes(self, expression: str, ctx: ToolContext) -> list[str]:

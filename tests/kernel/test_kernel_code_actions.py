@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from goat_jupyter.agent.code_style import FIX_NOTE
 from goat_jupyter.replay import ReplayServer
 from tests.agent_helpers import text_turn, tool_turn
 from tests.kernel_harness import KernelSession, prepare_workspace, replay_kernel_env
@@ -89,6 +90,7 @@ TURNS = [
     text_turn("```bash\necho from-bash > said.txt && cat said.txt\n```", match="[run]"),
     text_turn("Both ran.", match="[run]"),
     *code_turns("[error]", "def f():\n    return 1 / 0\nf()", "after_error = 1"),
+    text_turn("It divides by zero on purpose.", match="[error]"),  # after goat asks for the fix
     *code_turns("[plan]", "ran_plan = 1"),
     *code_turns("[plot]", "import matplotlib.pyplot as plt\nplt.plot([0, 1, 4, 9])\nplt.show()"),
     text_turn("It is fixed.", match="[look]"),
@@ -203,7 +205,9 @@ async def test_a_failing_block_returns_its_traceback_and_stops_the_rest(
 ) -> None:
     frontend, goat = fresh_notebook(kernel, [])
     await run_goat(kernel, goat, "[error] try it")
-    message = last_user_or_tool(server, "[error]")[-1]
+    requests = [r for r in server.requests if "[error]" in json.dumps(r["messages"])]
+    message = str(requests[1]["messages"][-1]["content"])
+    assert FIX_NOTE in str(requests[2]["messages"][-1]["content"])  # "Done." did not fix it
     assert "Result of block 1 (python):\nError:" in message and "ZeroDivisionError" in message
     assert "return 1 / 0" in message  # the frame that failed
     assert "Blocks 2 to 2 were not run, because block 1 failed." in message

@@ -103,7 +103,7 @@ async def test_allow_for_session_covers_the_next_call_of_that_client_only(server
             failed, text = await call(
                 session, "inspect_variable", {"notebook_path": NB, "expression": "1 + 1"}
             )
-            assert (failed, text, len(page.approvals)) == (False, "1 + 1 =\n2", 1)
+            assert (failed, text, len(page.approvals)) == (False, "1 + 1 =\nint\n2", 1)
         page.choice = "deny"
         async with mcp_client(server, name="other-agent") as session:
             failed, _ = await call(session, "inspect_variable", {"notebook_path": NB, "expression": "1 + 1"})

@@ -221,7 +221,10 @@ class Agent:
 
     async def _first_look(self) -> str:
         """Code style: the notebook, files and variables, shown before the model's first reply."""
-        if self.agent_id is not None or self.context.action_style() != "code":
+        if self.agent_id is not None or self.session.settings.action_style == "tools":
+            return ""
+        await self._model_library()  # `auto` needs the model's window, which litellm knows
+        if self.context.action_style() != "code":
             return ""
         runner = CodeRunner(self.executor, self.session, self.session.turns, prefix="look")
         return await first_look(runner, self.executor.services, self.session.cwd, self._prompt)
@@ -232,6 +235,13 @@ class Agent:
             return prompt
         return note_block("\n".join(notices), self.context.lean()) + "\n\n" + prompt
 
+    async def _model_library(self) -> None:
+        """litellm, imported off this thread; a missing key is said before anything slow."""
+        self.llm.check_key()
+        if not litellm_loaded():  # the first cell right after %load_ext
+            self.emit(Activity("Starting the model client (first run in this kernel)", self.agent_id))
+            await litellm_module()
+
     async def _model_turn(self) -> AssistantTurn:
         def on_text(text: str) -> None:
             self.emit(TextDelta(text, self.agent_id))
@@ -239,10 +249,7 @@ class Agent:
         def on_retry(message: str) -> None:
             self.emit(Notice(f"Model request failed: {message}", "warning", self.agent_id))
 
-        self.llm.check_key()  # a missing key is said before anything slow
-        if not litellm_loaded():  # the first cell right after %load_ext: the import, off this thread
-            self.emit(Activity("Starting the model client (first run in this kernel)", self.agent_id))
-            await litellm_module()
+        await self._model_library()
 
         def on_stall(message: str) -> None:
             self.emit(Notice(message, "warning", self.agent_id))

@@ -296,7 +296,7 @@ test('reopened without its kernel, the notebook shows sentences, not "model not 
   await page.notebook.close(true);
   await page.notebook.openByPath(`${tmpPath}/transcript.ipynb`);
   const reopened = await outputOf(page, 'diff');
-  await expect(reopened).toContainText('Changed line two.');
+  await expect(reopened).toContainText('Changed line two.', { timeout: 30_000 }); // reopening renders after load
   await expect(reopened).toContainText('This run changed 1 file. `%goat undo` reverts it.');
   await page.waitForTimeout(2000);
   const text = await reopened.innerText();

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from goat_jupyter.agent.code_style.runs import CodeRunner
-from goat_jupyter.text import cut_middle
+from goat_jupyter.text import cut_middle, without_surrogates
 from goat_jupyter.tools.context import Services
 
 LOOK_CHARS = 6_000  # the notebook's part; a long notebook keeps its head and tail
@@ -60,9 +60,15 @@ def _files(cwd: Path) -> str:
         entries = sorted(p for p in cwd.iterdir() if not p.name.startswith("."))
     except OSError:
         return ""
-    names = [f"{p.name}/" if p.is_dir() else p.name for p in entries[:MAX_NAMES]]
+    names = [_shown_name(p) for p in entries[:MAX_NAMES]]
     more = f", and {len(entries) - MAX_NAMES} more" if len(entries) > MAX_NAMES else ""
     return f"Files in the working folder {cwd}: {', '.join(names) or '(none)'}{more}"
+
+
+def _shown_name(path: Path) -> str:
+    """A file name as one printable token: a name holding a newline cannot pose as a line of goat's."""
+    name = path.name if path.name.isprintable() else ascii(path.name)
+    return f"{without_surrogates(name)}/" if path.is_dir() else without_surrogates(name)
 
 
 def _variables(services: Services) -> str:
